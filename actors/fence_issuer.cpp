@@ -1,0 +1,88 @@
+#include "actors/fence_issuer.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "fencelock/errc.hpp"
+#include "fencelock/types.hpp"
+
+namespace fencelock {
+
+namespace {
+
+using self_ptr = fence_issuer_actor::stateful_pointer<fence_issuer_state>;
+
+constexpr auto store_timeout = std::chrono::seconds{10};
+
+void reserve(self_ptr self);
+
+// Answers queued requests from the reserved range, oldest first.
+void drain(self_ptr self) {
+  auto& st = self->state;
+  while (!st.queued.empty() && st.next < st.ceiling) {
+    st.queued.front().deliver(st.next++);
+    st.queued.pop_front();
+  }
+  if (!st.queued.empty() || st.ceiling - st.next < st.block / 2)
+    reserve(self);
+}
+
+void reserve(self_ptr self) {
+  auto& st = self->state;
+  if (st.reserving)
+    return;
+  auto target = std::min(std::max(st.next, st.ceiling) + st.block, max_token + 1);
+  if (target <= st.next) {
+    // 2^53 tokens are spent; a JSON client could not hold a larger one exactly.
+    for (auto& rp : st.queued)
+      rp.deliver(caf::make_error(errc::unavailable, std::string{"fencing tokens exhausted"}));
+    st.queued.clear();
+    return;
+  }
+  st.reserving = true;
+  self->request(st.store, store_timeout, reserve_atom_v, target)
+    .then(
+      [=](bool) {
+        auto& s = self->state;
+        s.reserving = false;
+        s.ceiling = std::max(s.ceiling, target);
+        drain(self);
+      },
+      [=](caf::error& err) {
+        // Fail closed: no token without a durable ceiling above it. The next request retries.
+        auto& s = self->state;
+        s.reserving = false;
+        for (auto& rp : s.queued)
+          rp.deliver(caf::make_error(errc::store_unavailable,
+                                     "cannot reserve fencing tokens: " + to_string(err)));
+        s.queued.clear();
+      });
+}
+
+} // namespace
+
+fence_issuer_actor::behavior_type fence_issuer_impl(self_ptr self, store_actor store,
+                                                    uint64_t floor, uint64_t block) {
+  auto& st = self->state;
+  st.store = std::move(store);
+  st.next = std::max<uint64_t>(floor, 1);
+  st.ceiling = st.next; // nothing reserved by this process yet
+  st.block = std::max<uint64_t>(block, 1);
+  reserve(self);
+  return {
+    [=](next_token_atom) -> caf::result<uint64_t> {
+      auto& s = self->state;
+      if (s.next < s.ceiling && s.queued.empty()) {
+        auto token = s.next++;
+        if (s.ceiling - s.next < s.block / 2)
+          reserve(self);
+        return token;
+      }
+      s.queued.push_back(self->make_response_promise<uint64_t>());
+      reserve(self);
+      return s.queued.back();
+    },
+  };
+}
+
+} // namespace fencelock

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <deque>
+
+#include "actors/interfaces.hpp"
+
+namespace fencelock {
+
+struct fence_issuer_state {
+  // Not an aggregate: CAF would otherwise try to build the state from the actor pointer.
+  fence_issuer_state() = default;
+
+  store_actor store;
+  uint64_t next = 0;    // the next token to hand out
+  uint64_t ceiling = 0; // tokens below it are covered by a durable reservation
+  uint64_t block = 0;   // tokens reserved per durable write
+  bool reserving = false;
+  std::deque<caf::typed_response_promise<uint64_t>> queued; // wait for a reservation
+  static inline const char* name = "fencelock.fence_issuer";
+};
+
+/// Hands out tokens `floor`, `floor`+1, ... Before a token leaves, a ceiling above it is durable
+/// in `store`, so after a crash at any instant the next process starts at or above that ceiling
+/// and never repeats a token. Ceilings advance `block` tokens at a time, and the next block is
+/// reserved while the current one still has half its tokens left, so a grant rarely waits on it.
+fence_issuer_actor::behavior_type
+fence_issuer_impl(fence_issuer_actor::stateful_pointer<fence_issuer_state> self,
+                  store_actor store, uint64_t floor, uint64_t block);
+
+} // namespace fencelock

@@ -1,0 +1,52 @@
+#pragma once
+
+// Typed interfaces of the actors behind the registry. Only the registry's interface is public
+// (fencelock/interfaces.hpp); these are the service's own wiring.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/replies_to.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include "actors/store/lease_store.hpp"
+#include "fencelock/interfaces.hpp"
+
+namespace fencelock {
+
+/// One per lock name: the serialization point of that lock's lease, token and waiters.
+using lock_actor = caf::typed_actor<
+  caf::replies_to<acquire_atom, acquire_request>::with<lease>,
+  caf::replies_to<renew_atom, renew_request>::with<lease>,
+  caf::replies_to<release_atom, release_request>::with<bool>,
+  caf::replies_to<status_atom, std::string>::with<lock_status>,
+  caf::reacts_to<cancel_atom, std::string, uint64_t>,
+  /// From the watchdog: the lease with this token may have reached its deadline.
+  caf::reacts_to<expire_atom, uint64_t>,
+  /// From itself: the waiter with this request id gives up.
+  caf::reacts_to<wait_timeout_atom, uint64_t>,
+  /// From the registry: quit, nobody routes to this actor any more.
+  caf::reacts_to<retire_atom>>;
+
+/// Hands out fencing tokens, strictly increasing, never reused across restarts.
+using fence_issuer_actor = caf::typed_actor<caf::replies_to<next_token_atom>::with<uint64_t>>;
+
+/// Owns the timers that end leases.
+using watchdog_actor = caf::typed_actor<
+  /// Arms (or re-arms) the expiry of `lock`'s lease `token` at monotonic time `deadline_ns`.
+  caf::reacts_to<arm_atom, lock_actor, uint64_t, int64_t>,
+  caf::reacts_to<tick_atom>>;
+
+/// Wraps a lease_store; batches concurrent writes into one durable commit.
+using store_actor = caf::typed_actor<
+  caf::replies_to<load_atom, std::string>::with<stored_lock>,
+  caf::replies_to<put_atom, stored_lock>::with<bool>,
+  caf::replies_to<reserve_atom, uint64_t>::with<bool>,
+  caf::replies_to<list_atom, list_request>::with<std::vector<stored_lock>>,
+  caf::reacts_to<flush_atom>>;
+
+} // namespace fencelock

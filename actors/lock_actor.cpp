@@ -1,0 +1,306 @@
+#include "actors/lock_actor.hpp"
+
+#include <functional>
+
+#include "fencelock/errc.hpp"
+
+//          acquire (free, no waiters): new token
+//  ┌──────┐ ─────────────────────────────────► ┌──────┐ ◄─┐ renew, or acquire by the
+//  │ free │                                    │ held │ ──┘ holder: same token, new deadline
+//  └──────┘ ◄───────────────────────────────── └──────┘ ◄─┐
+//     │      release / expire / undelivered       │       │ release / expire with waiters:
+//     │      grant, and no waiters                └───────┘ the first waiter is granted
+//     ▼                                                     with a new token
+//  idle: reported to the registry, which retires the actor
+//
+// Waiters queue FIFO behind the holder and give up at their own deadline (409 lock_held).
+// Every change is written to the store first (await: nothing else runs meanwhile) and applied
+// and answered only when the write succeeded. A failed write changes nothing: fail closed.
+
+namespace fencelock {
+
+namespace {
+
+using self_ptr = lock_actor::stateful_pointer<lock_actor_state>;
+using lease_done = std::function<void(caf::expected<lease>)>;
+using write_done = std::function<void(const caf::error&)>;
+
+caf::actor_clock::duration_type millis(int64_t ms) {
+  return std::chrono::duration_cast<caf::actor_clock::duration_type>(std::chrono::milliseconds{ms});
+}
+
+caf::error lock_held_error(const lock_state& lock, time_point now, const clock_mapping& clock) {
+  auto st = lock.status(now, clock);
+  return caf::make_error(errc::lock_held, st.owner, st.expires_at_ms);
+}
+
+caf::error lease_lost_error() {
+  return caf::make_error(errc::lease_lost,
+                         std::string{"the token is not the current, unexpired lease of this owner"});
+}
+
+caf::error store_error(const caf::error& err) {
+  errc code;
+  if (as_errc(err, code))
+    return err;
+  return caf::make_error(errc::store_unavailable, "lease store: " + to_string(err));
+}
+
+void maybe_report_idle(self_ptr self) {
+  auto& st = self->state;
+  if (st.in_flight > 0 || !st.lock.idle() || st.idle_reported == st.seen)
+    return;
+  st.idle_reported = st.seen;
+  self->send(st.ctx.registry, idle_atom_v, st.lock.name, st.seen);
+}
+
+// Reports idleness once the handler that created it returns.
+struct idle_check {
+  self_ptr self;
+  ~idle_check() {
+    maybe_report_idle(self);
+  }
+};
+
+void arm_expiry(self_ptr self) {
+  auto& st = self->state;
+  if (st.lock.holder)
+    self->send(st.ctx.watchdog, arm_atom_v, caf::actor_cast<lock_actor>(self),
+               st.lock.holder->token, to_ns(st.lock.holder->deadline));
+}
+
+// Persists `next` as the lock's holder (nullopt = free), then applies it and calls `then`.
+void commit(self_ptr self, std::optional<holder_info> next, write_done then) {
+  auto& st = self->state;
+  ++st.in_flight;
+  self->request(st.ctx.store, st.ctx.store_timeout, put_atom_v, st.lock.record(next))
+    .await(
+      [=](bool) {
+        auto& s = self->state;
+        --s.in_flight;
+        if (next)
+          s.lock.last_token = std::max(s.lock.last_token, next->token);
+        s.lock.holder = next;
+        arm_expiry(self);
+        then(caf::none);
+        maybe_report_idle(self);
+      },
+      [=](caf::error& err) {
+        --self->state.in_flight;
+        then(store_error(err));
+        maybe_report_idle(self);
+      });
+}
+
+// Grants the free lock to `req` with a new token.
+void grant(self_ptr self, acquire_request req, lease_done done) {
+  auto& st = self->state;
+  ++st.in_flight;
+  self->request(st.ctx.fence, st.ctx.store_timeout, next_token_atom_v)
+    .await(
+      [=](uint64_t token) {
+        --self->state.in_flight;
+        holder_info next{req.owner, token, req.ttl_ms, self->clock().now() + millis(req.ttl_ms),
+                         req.request_id};
+        commit(self, next, [=](const caf::error& err) {
+          if (err)
+            done(err);
+          else
+            done(self->state.lock.to_lease(next, self->state.ctx.clock));
+        });
+      },
+      [=](caf::error& err) {
+        --self->state.in_flight;
+        done(store_error(err));
+        maybe_report_idle(self);
+      });
+}
+
+// Hands the free lock to the first waiter; on failure answers that waiter and tries the next.
+void hand_off(self_ptr self) {
+  auto& st = self->state;
+  if (st.lock.holder || st.lock.waiters.empty())
+    return;
+  auto w = std::move(st.lock.waiters.front());
+  st.lock.waiters.pop_front();
+  grant(self, w.req, [=, promise = w.promise](caf::expected<lease> x) mutable {
+    if (x) {
+      promise.deliver(std::move(*x));
+    } else {
+      promise.deliver(x.error());
+      hand_off(self);
+    }
+  });
+}
+
+// Frees the lock (persisted first), then hands it to the next waiter.
+void end_lease(self_ptr self, write_done then) {
+  commit(self, std::nullopt, [=](const caf::error& err) {
+    then(err);
+    if (!err)
+      hand_off(self);
+  });
+}
+
+// Ends the lease `token` if it is still the lease and its deadline has passed.
+void expire_if_ended(self_ptr self, uint64_t token) {
+  auto& st = self->state;
+  if (!st.lock.holder || st.lock.holder->token != token || !st.lock.lease_ended(self->clock().now()))
+    return; // stale timer: released, renewed or already replaced
+  end_lease(self, [=](const caf::error& err) {
+    // Fail closed: until the end is on record the lease stands (nobody else gets the lock, and
+    // its holder cannot renew it either); try again shortly.
+    if (err)
+      self->delayed_send(self, std::chrono::seconds{1}, expire_atom_v, token);
+  });
+}
+
+// Sets a new deadline (and TTL) on the current lease.
+void extend(self_ptr self, int64_t ttl_ms, lease_done done) {
+  auto next = *self->state.lock.holder;
+  next.ttl_ms = ttl_ms;
+  next.deadline = self->clock().now() + millis(ttl_ms);
+  commit(self, next, [=](const caf::error& err) {
+    if (err)
+      done(err);
+    else
+      done(self->state.lock.to_lease(next, self->state.ctx.clock));
+  });
+}
+
+template <class T>
+std::function<void(caf::expected<T>)> deliver_to(caf::typed_response_promise<T> rp) {
+  return [rp](caf::expected<T> x) mutable {
+    if (x)
+      rp.deliver(std::move(*x));
+    else
+      rp.deliver(x.error());
+  };
+}
+
+} // namespace
+
+lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_context ctx) {
+  auto& st = self->state;
+  st.lock.name = name;
+  st.ctx = std::move(ctx);
+  // Nothing is served before the record is loaded: await holds every other message back.
+  ++st.in_flight;
+  self->request(st.ctx.store, st.ctx.store_timeout, load_atom_v, name)
+    .await(
+      [=](stored_lock& rec) {
+        auto& s = self->state;
+        --s.in_flight;
+        s.lock = lock_state::from_record(rec);
+        s.lock.name = name;
+        arm_expiry(self); // a deadline that passed while we were down fires at once
+        maybe_report_idle(self);
+      },
+      [=](caf::error& err) {
+        // Without its record the lock cannot be judged: refuse to serve it at all.
+        self->quit(store_error(err));
+      });
+  // On shutdown every waiter gets an answer instead of silence.
+  self->set_exit_handler([=](caf::exit_msg& msg) {
+    for (auto& w : self->state.lock.waiters)
+      w.promise.deliver(
+        caf::make_error(errc::shutting_down, std::string{"the service is stopping"}));
+    self->state.lock.waiters.clear();
+    self->quit(msg.reason);
+  });
+  return {
+    [=](acquire_atom, acquire_request& req) -> caf::result<lease> {
+      idle_check check{self};
+      auto& s = self->state;
+      ++s.seen;
+      auto now = self->clock().now();
+      switch (s.lock.decide(req, now, s.ctx.max_waiters)) {
+        case acquire_decision::grant: {
+          auto rp = self->make_response_promise<lease>();
+          grant(self, std::move(req), deliver_to(rp));
+          return rp;
+        }
+        case acquire_decision::refresh: {
+          auto rp = self->make_response_promise<lease>();
+          extend(self, req.ttl_ms, deliver_to(rp));
+          return rp;
+        }
+        case acquire_decision::reject_held:
+          return lock_held_error(s.lock, now, s.ctx.clock);
+        case acquire_decision::reject_full:
+          return caf::make_error(errc::too_many_waiters,
+                                 "lock " + s.lock.name + " has too many waiters");
+        case acquire_decision::wait: {
+          auto rp = self->make_response_promise<lease>();
+          auto id = req.request_id;
+          auto wait = millis(req.wait_ms);
+          s.lock.waiters.push_back(waiter_info{std::move(req), now + wait, rp});
+          self->delayed_send(self, wait, wait_timeout_atom_v, id);
+          if (s.lock.lease_ended(now))
+            expire_if_ended(self, s.lock.holder->token);
+          else if (!s.lock.holder && s.in_flight == 0)
+            hand_off(self);
+          return rp;
+        }
+      }
+      return caf::make_error(errc::unavailable, std::string{"unreachable"});
+    },
+    [=](renew_atom, renew_request& req) -> caf::result<lease> {
+      idle_check check{self};
+      auto& s = self->state;
+      ++s.seen;
+      if (!s.lock.is_current(req.owner, req.token, self->clock().now()))
+        return lease_lost_error();
+      auto rp = self->make_response_promise<lease>();
+      extend(self, req.ttl_ms > 0 ? req.ttl_ms : s.lock.holder->ttl_ms, deliver_to(rp));
+      return rp;
+    },
+    [=](release_atom, release_request& req) -> caf::result<bool> {
+      idle_check check{self};
+      auto& s = self->state;
+      ++s.seen;
+      if (!s.lock.is_current(req.owner, req.token, self->clock().now()))
+        return lease_lost_error();
+      auto rp = self->make_response_promise<bool>();
+      end_lease(self, [rp](const caf::error& err) mutable {
+        if (err)
+          rp.deliver(err);
+        else
+          rp.deliver(true);
+      });
+      return rp;
+    },
+    [=](status_atom, const std::string&) -> lock_status {
+      idle_check check{self};
+      auto& s = self->state;
+      ++s.seen;
+      return s.lock.status(self->clock().now(), s.ctx.clock);
+    },
+    [=](cancel_atom, const std::string&, uint64_t request_id) {
+      idle_check check{self};
+      auto& s = self->state;
+      ++s.seen;
+      if (auto w = s.lock.take_waiter(request_id)) {
+        w->promise.deliver(
+          caf::make_error(errc::unavailable, std::string{"cancelled: the client went away"}));
+        return;
+      }
+      // The grant went out but never reached its client: nobody will use or release it.
+      if (request_id != 0 && s.lock.holder && s.lock.holder->grant_id == request_id)
+        end_lease(self, [](const caf::error&) {});
+    },
+    [=](expire_atom, uint64_t token) {
+      idle_check check{self};
+      expire_if_ended(self, token);
+    },
+    [=](wait_timeout_atom, uint64_t request_id) {
+      idle_check check{self};
+      auto& s = self->state;
+      if (auto w = s.lock.take_waiter(request_id))
+        w->promise.deliver(lock_held_error(s.lock, self->clock().now(), s.ctx.clock));
+    },
+    [=](retire_atom) { self->quit(); },
+  };
+}
+
+} // namespace fencelock

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <chrono>
+
+#include "actors/clock.hpp"
+#include "actors/interfaces.hpp"
+#include "actors/lock_state.hpp"
+
+namespace fencelock {
+
+/// What every lock actor needs to know about the rest of the service.
+struct lock_context {
+  store_actor store;
+  fence_issuer_actor fence;
+  watchdog_actor watchdog;
+  registry_actor registry;
+  clock_mapping clock;
+  uint32_t max_waiters = 1000;
+  /// How long a store or fence request may take before it counts as failed (fail closed).
+  caf::timespan store_timeout = std::chrono::seconds{10};
+};
+
+struct lock_actor_state {
+  // Not an aggregate: CAF would otherwise try to build the state from the actor pointer.
+  lock_actor_state() = default;
+
+  lock_state lock;
+  lock_context ctx;
+  uint64_t seen = 0;                    // messages the registry routed here, handled so far
+  uint64_t idle_reported = UINT64_MAX;  // `seen` when idle was last reported
+  uint32_t in_flight = 0;               // operations awaiting the fence issuer or the store
+  static inline const char* name = "fencelock.lock";
+};
+
+/// Runs the lock `name`: loads its record, then serves acquire, renew, release, status and cancel
+/// one at a time. Every state change is persisted before it is applied and answered; while a
+/// write is in flight the actor handles nothing else. Reports itself idle to the registry, which
+/// then retires it.
+lock_actor::behavior_type lock_actor_impl(lock_actor::stateful_pointer<lock_actor_state> self,
+                                          std::string name, lock_context ctx);
+
+} // namespace fencelock

@@ -1,0 +1,64 @@
+#include "actors/oplog.hpp"
+
+#include <ctime>
+
+#include <boost/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "fencelock/errc.hpp"
+
+namespace fencelock {
+
+namespace {
+
+spdlog::logger& logger() {
+  // The binary registers "fencelock" (JSON lines on stdout); an embedding host gets its default.
+  static auto named = spdlog::get("fencelock");
+  return named ? *named : *spdlog::default_logger_raw();
+}
+
+} // namespace
+
+std::string iso_timestamp() {
+  using namespace std::chrono;
+  auto now = system_clock::now();
+  auto secs = system_clock::to_time_t(now);
+  auto ms = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  auto n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(buf + n, sizeof(buf) - n, ".%03dZ", static_cast<int>(ms));
+  return buf;
+}
+
+void log_operation(const op_event& ev, const caf::error& err) {
+  auto& log = logger();
+  if (!log.should_log(spdlog::level::info))
+    return;
+  auto latency = std::chrono::duration_cast<std::chrono::microseconds>(
+    std::chrono::steady_clock::now() - ev.started);
+  boost::json::object line;
+  line["ts"] = iso_timestamp();
+  line["level"] = "info";
+  line["event"] = "op";
+  line["op"] = ev.op;
+  line["request_id"] = ev.request_id;
+  if (!ev.lock.empty())
+    line["lock"] = ev.lock;
+  if (!ev.owner.empty())
+    line["owner"] = ev.owner;
+  if (ev.token != 0)
+    line["token"] = ev.token;
+  errc code;
+  if (!err)
+    line["outcome"] = "ok";
+  else if (as_errc(err, code))
+    line["outcome"] = to_string(code);
+  else
+    line["outcome"] = "unavailable";
+  line["latency_us"] = latency.count();
+  log.info(boost::json::serialize(line));
+}
+
+} // namespace fencelock

@@ -1,0 +1,31 @@
+#pragma once
+
+// One structured event per client operation: a JSON line through spdlog with stable field names
+// (docs/logging.md). Never request bodies, never secrets.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <caf/error.hpp>
+
+namespace fencelock {
+
+/// What one finished operation reports.
+struct op_event {
+  std::string_view op;         // acquire, renew, release, status, list
+  std::string_view request_id; // correlation id
+  std::string_view lock;       // lock name ("" for list)
+  std::string_view owner;      // "" when not applicable
+  uint64_t token = 0;          // 0 when not applicable
+  std::chrono::steady_clock::time_point started;
+};
+
+/// Writes the event of an operation that finished now with `err` (none = ok). Runs on any thread.
+void log_operation(const op_event& ev, const caf::error& err);
+
+/// Returns the current UTC time as ISO-8601 with milliseconds, for the `ts` field.
+std::string iso_timestamp();
+
+} // namespace fencelock

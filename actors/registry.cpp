@@ -1,0 +1,139 @@
+#include "actors/registry.hpp"
+
+#include <caf/exit_reason.hpp>
+
+#include "fencelock/errc.hpp"
+
+namespace fencelock {
+
+namespace {
+
+using self_ptr = registry_actor::stateful_pointer<registry_state>;
+
+registry_state::entry& route(self_ptr self, const std::string& name) {
+  auto& st = self->state;
+  auto i = st.locks.find(name);
+  if (i == st.locks.end()) {
+    auto handle = self->spawn(lock_actor_impl, name, st.ctx);
+    self->monitor(handle);
+    i = st.locks.emplace(name, registry_state::entry{std::move(handle), 0}).first;
+  }
+  ++i->second.routed;
+  return i->second;
+}
+
+// Renew and release need a current lease, and a held lock always has a live actor; so for a lock
+// without one the answer is lease_lost, without spawning anything.
+registry_state::entry* route_existing(self_ptr self, const std::string& name) {
+  auto& st = self->state;
+  auto i = st.locks.find(name);
+  if (i == st.locks.end())
+    return nullptr;
+  ++i->second.routed;
+  return &i->second;
+}
+
+caf::error lease_lost_error() {
+  return caf::make_error(errc::lease_lost,
+                         std::string{"the token is not the current, unexpired lease of this owner"});
+}
+
+} // namespace
+
+registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx,
+                                            std::vector<std::string> held) {
+  auto& st = self->state;
+  st.ctx = std::move(ctx);
+  st.ctx.registry = caf::actor_cast<registry_actor>(self);
+  for (auto& name : held) {
+    auto& e = route(self, name);
+    --e.routed; // spawned, not a routed message
+  }
+  // A lock actor that dies (its record could not be loaded) is forgotten; the next request for
+  // its name spawns a fresh one.
+  self->set_down_handler([=](caf::down_msg& dm) {
+    auto& locks = self->state.locks;
+    for (auto i = locks.begin(); i != locks.end(); ++i) {
+      if (i->second.handle.address() == dm.source) {
+        locks.erase(i);
+        return;
+      }
+    }
+  });
+  // Lock actors are not linked (one failing must not take the others down), so stopping the
+  // registry stops them explicitly.
+  self->set_exit_handler([=](caf::exit_msg& msg) {
+    for (auto& [name, e] : self->state.locks)
+      self->send_exit(e.handle, msg.reason);
+    self->state.locks.clear();
+    self->quit(msg.reason);
+  });
+  return {
+    [=](acquire_atom, acquire_request& req) {
+      auto& e = route(self, req.name);
+      return self->delegate(e.handle, acquire_atom_v, std::move(req));
+    },
+    [=](renew_atom, renew_request& req) -> caf::result<lease> {
+      auto* e = route_existing(self, req.name);
+      if (!e)
+        return lease_lost_error();
+      return self->delegate(e->handle, renew_atom_v, std::move(req));
+    },
+    [=](release_atom, release_request& req) -> caf::result<bool> {
+      auto* e = route_existing(self, req.name);
+      if (!e)
+        return lease_lost_error();
+      return self->delegate(e->handle, release_atom_v, std::move(req));
+    },
+    [=](status_atom, std::string& name) {
+      auto& e = route(self, name);
+      return self->delegate(e.handle, status_atom_v, std::move(name));
+    },
+    [=](list_atom, list_request& req) -> caf::result<lock_list> {
+      auto rp = self->make_response_promise<lock_list>();
+      auto limit = req.limit;
+      self->request(self->state.ctx.store, self->state.ctx.store_timeout, list_atom_v, std::move(req))
+        .then(
+          [=](std::vector<stored_lock>& recs) mutable {
+            auto& s = self->state;
+            auto now = to_ns(self->clock().now());
+            lock_list result;
+            for (auto& rec : recs) {
+              if (rec.deadline_ns <= now)
+                continue; // ended; its actor is cleaning it up
+              lock_status x;
+              x.name = rec.name;
+              x.held = true;
+              x.owner = rec.owner;
+              x.token = rec.token;
+              x.expires_at_ms = s.ctx.clock.to_wall_ms(rec.deadline_ns);
+              x.last_token = rec.last_token;
+              result.locks.push_back(std::move(x));
+            }
+            if (!recs.empty() && recs.size() == limit)
+              result.next_cursor = recs.back().name;
+            rp.deliver(std::move(result));
+          },
+          [=](caf::error& err) mutable {
+            rp.deliver(caf::make_error(errc::store_unavailable, "lease store: " + to_string(err)));
+          });
+      return rp;
+    },
+    [=](cancel_atom, std::string& name, uint64_t request_id) {
+      if (auto* e = route_existing(self, name))
+        self->send(e->handle, cancel_atom_v, std::move(name), request_id);
+    },
+    [=](idle_atom, const std::string& name, uint64_t seen) {
+      auto& locks = self->state.locks;
+      auto i = locks.find(name);
+      if (i == locks.end() || i->second.routed != seen
+          || i->second.handle.address() != self->current_sender())
+        return; // something is still on its way to that actor
+      self->demonitor(i->second.handle.address());
+      self->send(i->second.handle, retire_atom_v);
+      locks.erase(i);
+    },
+  };
+}
+
+} // namespace fencelock

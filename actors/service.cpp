@@ -1,0 +1,273 @@
+#include "fencelock/service.hpp"
+
+#include <atomic>
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+
+#include "actors/fence_issuer.hpp"
+#include "actors/oplog.hpp"
+#include "actors/registry.hpp"
+#include "actors/store/sqlite_store.hpp"
+#include "actors/store/store_actor.hpp"
+#include "actors/watchdog.hpp"
+#include "fencelock/validate.hpp"
+
+namespace fencelock {
+
+namespace {
+
+/// Carries a caller's callback through the bridge actor. Callbacks never leave the process.
+template <class T>
+struct reply_to {
+  callback<T> fn;
+};
+
+} // namespace
+} // namespace fencelock
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(fencelock::reply_to<fencelock::lease>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(fencelock::reply_to<bool>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(fencelock::reply_to<fencelock::lock_status>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(fencelock::reply_to<fencelock::lock_list>)
+
+namespace fencelock {
+
+namespace {
+
+using running_flag = std::shared_ptr<std::atomic<bool>>;
+
+// Requests that are not acquires finish within a few store round trips; an acquire may wait.
+constexpr auto call_timeout = std::chrono::seconds{30};
+
+// Callers see fencelock codes only: anything else (an actor gone, a timeout) is `unavailable`,
+// or `shutting_down` once stop() began.
+caf::error normalize(caf::error err, const running_flag& running) {
+  errc code;
+  if (as_errc(err, code))
+    return err;
+  if (!running->load())
+    return caf::make_error(errc::shutting_down, std::string{"the service is stopping"});
+  return caf::make_error(errc::unavailable, "internal: " + to_string(err));
+}
+
+template <class T, class... Ts>
+void forward(caf::event_based_actor* self, const registry_actor& registry, caf::timespan timeout,
+             const running_flag& running, reply_to<T> cb, Ts&&... xs) {
+  self->request(registry, timeout, std::forward<Ts>(xs)...)
+    .then([cb](T& x) { cb.fn(std::move(x)); },
+          [cb, running](caf::error& err) { cb.fn(normalize(std::move(err), running)); });
+}
+
+// Turns callback calls into requests to the registry without blocking anybody: the reply
+// handler runs the callback on this actor's worker thread.
+caf::behavior bridge_impl(caf::event_based_actor* self, registry_actor registry,
+                          running_flag running) {
+  return {
+    [=](acquire_atom, acquire_request& req, reply_to<lease>& cb) {
+      auto timeout = std::chrono::milliseconds{req.wait_ms} + call_timeout;
+      forward(self, registry, timeout, running, std::move(cb), acquire_atom_v, std::move(req));
+    },
+    [=](renew_atom, renew_request& req, reply_to<lease>& cb) {
+      forward(self, registry, call_timeout, running, std::move(cb), renew_atom_v, std::move(req));
+    },
+    [=](release_atom, release_request& req, reply_to<bool>& cb) {
+      forward(self, registry, call_timeout, running, std::move(cb), release_atom_v,
+              std::move(req));
+    },
+    [=](status_atom, std::string& name, reply_to<lock_status>& cb) {
+      forward(self, registry, call_timeout, running, std::move(cb), status_atom_v,
+              std::move(name));
+    },
+    [=](list_atom, list_request& req, reply_to<lock_list>& cb) {
+      forward(self, registry, call_timeout, running, std::move(cb), list_atom_v, std::move(req));
+    },
+  };
+}
+
+uint64_t token_of(const lease& x) {
+  return x.token;
+}
+
+template <class T>
+uint64_t token_of(const T&) {
+  return 0;
+}
+
+} // namespace
+
+struct service::impl {
+  caf::actor_system& sys;
+  fencelock::config cfg;
+  std::shared_ptr<lease_store> store;
+  store_actor store_handle;
+  fence_issuer_actor fence;
+  watchdog_actor watchdog;
+  registry_actor registry;
+  caf::actor bridge;
+  running_flag running = std::make_shared<std::atomic<bool>>(false);
+  std::atomic<uint64_t> next_id{1};
+
+  impl(caf::actor_system& s, fencelock::config c) : sys(s), cfg(std::move(c)) {
+  }
+
+  // Validates, logs and sends one call through the bridge.
+  template <class T, class Req, class Atom>
+  void call(Atom atom, std::string_view op, Req req, const std::string& lock,
+            const std::string& owner, uint64_t token, callback<T> done, call_context ctx,
+            caf::error invalid) {
+    auto started = std::chrono::steady_clock::now();
+    auto finish = [=, ctx = std::move(ctx), done = std::move(done)](caf::expected<T> x) {
+      caf::error err = x ? caf::error{} : x.error();
+      log_operation({op, ctx.request_id, lock, owner, x ? token_of(*x) : token, started}, err);
+      done(std::move(x));
+    };
+    if (invalid)
+      return finish(std::move(invalid));
+    if (!running->load())
+      return finish(caf::make_error(errc::shutting_down, std::string{"the service is stopped"}));
+    caf::anon_send(bridge, atom, std::move(req), reply_to<T>{std::move(finish)});
+  }
+};
+
+service::service(caf::actor_system& sys, fencelock::config cfg)
+  : impl_(std::make_unique<impl>(sys, std::move(cfg))) {
+}
+
+service::~service() {
+  stop();
+}
+
+caf::error service::start() {
+  auto& d = *impl_;
+  if (d.running->load())
+    return caf::none;
+  if (d.cfg.store != "embedded")
+    return caf::make_error(errc::store_unavailable, "store: unknown store " + d.cfg.store);
+  auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::steady_clock::now().time_since_epoch())
+                  .count();
+  auto opened = sqlite_store::open(d.cfg.data_dir, current_boot_id(), now_ns);
+  if (!opened)
+    return std::move(opened.error());
+  d.store = std::move(*opened);
+  // Start-up reads happen here, before any actor can write.
+  auto floor = d.store->fence_floor();
+  if (!floor)
+    return std::move(floor.error());
+  auto held = d.store->held_names();
+  if (!held)
+    return std::move(held.error());
+  // SQLite blocks on fsync: its actor gets a thread of its own, off the scheduler.
+  d.store_handle = d.sys.spawn<caf::detached>(store_actor_impl, d.store);
+  d.fence = d.sys.spawn(fence_issuer_impl, d.store_handle, *floor, uint64_t{d.cfg.fence_block});
+  d.watchdog = d.sys.spawn(watchdog_impl);
+  lock_context ctx;
+  ctx.store = d.store_handle;
+  ctx.fence = d.fence;
+  ctx.watchdog = d.watchdog;
+  ctx.clock = clock_mapping::now();
+  ctx.max_waiters = d.cfg.max_waiters_per_lock;
+  d.registry = d.sys.spawn(registry_impl, std::move(ctx), std::move(*held));
+  d.bridge = d.sys.spawn(bridge_impl, d.registry, d.running);
+  d.running->store(true);
+  return caf::none;
+}
+
+bool service::stop(std::chrono::milliseconds grace) {
+  auto& d = *impl_;
+  if (!d.running->exchange(false))
+    return true;
+  caf::scoped_actor self{d.sys};
+  // The registry first (it stops the lock actors, which answer their waiters), the store last.
+  std::vector<caf::actor> order{caf::actor_cast<caf::actor>(d.bridge),
+                                caf::actor_cast<caf::actor>(d.registry),
+                                caf::actor_cast<caf::actor>(d.fence),
+                                caf::actor_cast<caf::actor>(d.watchdog),
+                                caf::actor_cast<caf::actor>(d.store_handle)};
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  bool all_down = true;
+  for (auto& a : order) {
+    self->monitor(a);
+    self->send_exit(a, caf::exit_reason::user_shutdown);
+    auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= decltype(left)::zero()) {
+      all_down = false;
+      continue;
+    }
+    self->receive([](caf::down_msg&) {},
+                  caf::after(std::chrono::duration_cast<std::chrono::milliseconds>(left)) >>
+                    [&] { all_down = false; });
+  }
+  d.store.reset(); // closes SQLite once its actor let go too
+  return all_down;
+}
+
+bool service::running() const noexcept {
+  return impl_->running->load();
+}
+
+registry_actor service::registry() const {
+  return impl_->registry;
+}
+
+const fencelock::config& service::cfg() const noexcept {
+  return impl_->cfg;
+}
+
+uint64_t service::next_request_id() noexcept {
+  return impl_->next_id.fetch_add(1, std::memory_order_relaxed);
+}
+
+void service::acquire(acquire_request req, callback<lease> done, call_context ctx) {
+  if (req.request_id == 0)
+    req.request_id = next_request_id();
+  auto invalid = validate(req, impl_->cfg);
+  auto name = req.name;
+  auto owner = req.owner;
+  impl_->call<lease>(acquire_atom_v, "acquire", std::move(req), name, owner, 0, std::move(done),
+                     std::move(ctx), std::move(invalid));
+}
+
+void service::renew(renew_request req, callback<lease> done, call_context ctx) {
+  auto invalid = validate(req, impl_->cfg);
+  auto name = req.name;
+  auto owner = req.owner;
+  auto token = req.token;
+  impl_->call<lease>(renew_atom_v, "renew", std::move(req), name, owner, token, std::move(done),
+                     std::move(ctx), std::move(invalid));
+}
+
+void service::release(release_request req, callback<bool> done, call_context ctx) {
+  auto invalid = validate(req, impl_->cfg);
+  auto name = req.name;
+  auto owner = req.owner;
+  auto token = req.token;
+  impl_->call<bool>(release_atom_v, "release", std::move(req), name, owner, token,
+                    std::move(done), std::move(ctx), std::move(invalid));
+}
+
+void service::status(std::string name, callback<lock_status> done, call_context ctx) {
+  caf::error invalid;
+  if (!valid_lock_name(name))
+    invalid = invalid_field("name", "must be 1..200 characters of [A-Za-z0-9._:-]");
+  auto lock = name;
+  impl_->call<lock_status>(status_atom_v, "status", std::move(name), lock, std::string{}, 0,
+                           std::move(done), std::move(ctx), std::move(invalid));
+}
+
+void service::list(list_request req, callback<lock_list> done, call_context ctx) {
+  auto invalid = validate(req, impl_->cfg);
+  impl_->call<lock_list>(list_atom_v, "list", std::move(req), std::string{}, std::string{}, 0,
+                         std::move(done), std::move(ctx), std::move(invalid));
+}
+
+void service::cancel(const std::string& name, uint64_t request_id) {
+  if (impl_->running->load() && valid_lock_name(name))
+    caf::anon_send(impl_->registry, cancel_atom_v, name, request_id);
+}
+
+} // namespace fencelock

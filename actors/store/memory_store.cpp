@@ -1,0 +1,92 @@
+#include "actors/store/memory_store.hpp"
+
+#include <algorithm>
+
+#include "fencelock/errc.hpp"
+
+namespace fencelock {
+
+caf::expected<stored_lock> memory_store::load(const std::string& name) {
+  std::lock_guard guard{mtx_};
+  if (auto i = locks_.find(name); i != locks_.end())
+    return i->second;
+  stored_lock result;
+  result.name = name;
+  return result;
+}
+
+caf::error memory_store::commit(const store_batch& batch) {
+  std::lock_guard guard{mtx_};
+  for (const auto& x : batch.locks)
+    locks_[x.name] = x;
+  fence_ceiling_ = std::max(fence_ceiling_, batch.fence_ceiling);
+  ++commits_;
+  return caf::none;
+}
+
+caf::expected<std::vector<stored_lock>> memory_store::list_held(const list_request& req) {
+  std::lock_guard guard{mtx_};
+  std::vector<stored_lock> result;
+  for (auto i = locks_.upper_bound(req.cursor); i != locks_.end() && result.size() < req.limit;
+       ++i) {
+    if (i->first.compare(0, req.prefix.size(), req.prefix) != 0) {
+      if (i->first > req.prefix)
+        break; // past every name with this prefix
+      continue;
+    }
+    if (i->second.held)
+      result.push_back(i->second);
+  }
+  return result;
+}
+
+caf::expected<std::vector<std::string>> memory_store::held_names() {
+  std::lock_guard guard{mtx_};
+  std::vector<std::string> result;
+  for (const auto& [name, rec] : locks_)
+    if (rec.held)
+      result.push_back(name);
+  return result;
+}
+
+caf::expected<uint64_t> memory_store::fence_floor() {
+  std::lock_guard guard{mtx_};
+  uint64_t floor = std::max<uint64_t>(fence_ceiling_, 1);
+  for (const auto& [name, rec] : locks_)
+    floor = std::max(floor, rec.last_token + 1);
+  return floor;
+}
+
+uint64_t memory_store::fence_ceiling() const {
+  std::lock_guard guard{mtx_};
+  return fence_ceiling_;
+}
+
+uint64_t memory_store::commits() const {
+  std::lock_guard guard{mtx_};
+  return commits_;
+}
+
+caf::expected<stored_lock> faulty_store::load(const std::string& name) {
+  return inner_->load(name);
+}
+
+caf::error faulty_store::commit(const store_batch& batch) {
+  if (fail_commits_)
+    return caf::make_error(errc::store_unavailable, std::string{"injected commit failure"});
+  return inner_->commit(batch);
+}
+
+caf::expected<std::vector<stored_lock>> faulty_store::list_held(const list_request& req) {
+  return inner_->list_held(req);
+}
+
+caf::expected<std::vector<std::string>> faulty_store::held_names() {
+  return inner_->held_names();
+}
+
+caf::expected<uint64_t> faulty_store::fence_floor() {
+  return inner_->fence_floor();
+}
+
+} // namespace fencelock

@@ -1,0 +1,58 @@
+#pragma once
+
+// A lease store in process memory, for unit tests. It "survives a crash" as long as the object
+// does: tests keep it alive across actor systems to simulate a restart.
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "actors/store/lease_store.hpp"
+
+namespace fencelock {
+
+class memory_store : public lease_store {
+public:
+  caf::expected<stored_lock> load(const std::string& name) override;
+  caf::error commit(const store_batch& batch) override;
+  caf::expected<std::vector<stored_lock>> list_held(const list_request& req) override;
+  caf::expected<std::vector<std::string>> held_names() override;
+  caf::expected<uint64_t> fence_floor() override;
+
+  /// Returns the durable fence ceiling (for tests).
+  uint64_t fence_ceiling() const;
+
+  /// Returns how many commits succeeded (for tests of group commit).
+  uint64_t commits() const;
+
+private:
+  mutable std::mutex mtx_; // tests may read from the test thread while actors write
+  std::map<std::string, stored_lock> locks_;
+  uint64_t fence_ceiling_ = 0;
+  uint64_t commits_ = 0;
+};
+
+/// Wraps a store and fails selected calls, to test that failures fail closed.
+class faulty_store : public lease_store {
+public:
+  explicit faulty_store(std::shared_ptr<lease_store> inner) : inner_(std::move(inner)) {
+  }
+
+  /// Makes every commit fail while `on` (loads and reads keep working).
+  void fail_commits(bool on) {
+    fail_commits_ = on;
+  }
+
+  caf::expected<stored_lock> load(const std::string& name) override;
+  caf::error commit(const store_batch& batch) override;
+  caf::expected<std::vector<stored_lock>> list_held(const list_request& req) override;
+  caf::expected<std::vector<std::string>> held_names() override;
+  caf::expected<uint64_t> fence_floor() override;
+
+private:
+  std::shared_ptr<lease_store> inner_;
+  std::atomic<bool> fail_commits_ = false;
+};
+
+} // namespace fencelock

@@ -1,0 +1,282 @@
+#include "actors/store/sqlite_store.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <sqlite3.h>
+
+#include "fencelock/errc.hpp"
+
+namespace fencelock {
+
+namespace {
+
+// Each lock is one row; released locks keep their row so that lastToken survives.
+constexpr const char* schema = R"(
+  CREATE TABLE IF NOT EXISTS locks (
+    name        TEXT PRIMARY KEY,
+    owner       TEXT,              -- NULL when free
+    token       INTEGER NOT NULL,
+    ttl_ms      INTEGER NOT NULL,
+    deadline_ns INTEGER NOT NULL,  -- monotonic clock of boot meta.boot_id
+    last_token  INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+)";
+
+caf::error store_error(std::string msg) {
+  return caf::make_error(errc::store_unavailable, std::move(msg));
+}
+
+// Resets a statement on scope exit so that it never holds a read transaction open.
+struct stmt_guard {
+  sqlite3_stmt* stmt;
+  ~stmt_guard() {
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+  }
+};
+
+void bind_text(sqlite3_stmt* stmt, int idx, const std::string& x) {
+  sqlite3_bind_text(stmt, idx, x.data(), static_cast<int>(x.size()), SQLITE_TRANSIENT);
+}
+
+std::string column_text(sqlite3_stmt* stmt, int idx) {
+  auto ptr = sqlite3_column_text(stmt, idx);
+  auto len = sqlite3_column_bytes(stmt, idx);
+  return ptr ? std::string{reinterpret_cast<const char*>(ptr), static_cast<size_t>(len)}
+             : std::string{};
+}
+
+stored_lock read_row(sqlite3_stmt* stmt) {
+  // Columns: name, owner, token, ttl_ms, deadline_ns, last_token.
+  stored_lock x;
+  x.name = column_text(stmt, 0);
+  x.held = sqlite3_column_type(stmt, 1) != SQLITE_NULL;
+  x.owner = column_text(stmt, 1);
+  x.token = static_cast<uint64_t>(sqlite3_column_int64(stmt, 2));
+  x.ttl_ms = sqlite3_column_int64(stmt, 3);
+  x.deadline_ns = sqlite3_column_int64(stmt, 4);
+  x.last_token = static_cast<uint64_t>(sqlite3_column_int64(stmt, 5));
+  return x;
+}
+
+} // namespace
+
+std::string current_boot_id() {
+  std::ifstream in{"/proc/sys/kernel/random/boot_id"};
+  std::string id;
+  std::getline(in, id);
+  return id;
+}
+
+caf::expected<std::unique_ptr<sqlite_store>>
+sqlite_store::open(const std::string& data_dir, const std::string& boot_id, int64_t now_ns) {
+  std::error_code ec;
+  std::filesystem::create_directories(data_dir, ec);
+  if (ec)
+    return store_error("data-dir: cannot create " + data_dir + ": " + ec.message());
+  std::unique_ptr<sqlite_store> self{new sqlite_store};
+  // Two servers on one directory would each hand out the same tokens: refuse the second.
+  auto lock_path = data_dir + "/LOCK";
+  self->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (self->lock_fd_ < 0)
+    return store_error("data-dir: cannot open " + lock_path);
+  if (::flock(self->lock_fd_, LOCK_EX | LOCK_NB) != 0)
+    return store_error("data-dir: " + data_dir + " is in use by another fencelock process");
+  auto path = data_dir + "/fencelock.db";
+  if (sqlite3_open_v2(path.c_str(), &self->db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr)
+      != SQLITE_OK)
+    return self->fail("open");
+  // WAL + synchronous=FULL: every commit is fsynced before it returns.
+  if (auto err = self->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"))
+    return err;
+  if (auto err = self->exec(schema))
+    return err;
+  if (auto err = self->prepare("SELECT name, owner, token, ttl_ms, deadline_ns, last_token "
+                               "FROM locks WHERE name = ?1",
+                               &self->load_))
+    return err;
+  if (auto err = self->prepare(
+        "INSERT INTO locks (name, owner, token, ttl_ms, deadline_ns, last_token) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(name) DO UPDATE SET owner = ?2, "
+        "token = ?3, ttl_ms = ?4, deadline_ns = ?5, last_token = ?6",
+        &self->upsert_))
+    return err;
+  if (auto err = self->prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+                               &self->set_meta_))
+    return err;
+  if (auto err = self->prepare("SELECT name, owner, token, ttl_ms, deadline_ns, last_token "
+                               "FROM locks WHERE owner IS NOT NULL AND name > ?1 "
+                               "AND substr(name, 1, length(?2)) = ?2 ORDER BY name LIMIT ?3",
+                               &self->list_))
+    return err;
+  if (auto err = self->prepare("SELECT name FROM locks WHERE owner IS NOT NULL", &self->held_))
+    return err;
+  if (auto err = self->prepare(
+        "SELECT max(coalesce((SELECT value FROM meta WHERE key = 'fence_ceiling'), 0), "
+        "coalesce((SELECT max(last_token) + 1 FROM locks), 0), 1)",
+        &self->floor_))
+    return err;
+  if (auto err = self->adopt_boot(boot_id, now_ns))
+    return err;
+  return self;
+}
+
+caf::error sqlite_store::adopt_boot(const std::string& boot_id, int64_t now_ns) {
+  sqlite3_stmt* get = nullptr;
+  if (auto err = prepare("SELECT value FROM meta WHERE key = 'boot_id'", &get))
+    return err;
+  std::string stored;
+  if (sqlite3_step(get) == SQLITE_ROW)
+    stored = column_text(get, 0);
+  sqlite3_finalize(get);
+  if (stored == boot_id && !boot_id.empty())
+    return caf::none;
+  // A new boot (or an unknown one): stored deadlines are on another monotonic clock. Give each
+  // held lease its full TTL from now: its holder can renew, and nobody else is granted the lock
+  // before the holder's own deadline has certainly passed.
+  sqlite3_stmt* rebase = nullptr;
+  if (auto err = prepare("UPDATE locks SET deadline_ns = ?1 + ttl_ms * 1000000 "
+                         "WHERE owner IS NOT NULL",
+                         &rebase))
+    return err;
+  if (auto err = exec("BEGIN IMMEDIATE"))
+    return err;
+  sqlite3_bind_int64(rebase, 1, now_ns);
+  auto rc = sqlite3_step(rebase);
+  sqlite3_finalize(rebase);
+  if (rc != SQLITE_DONE) {
+    exec("ROLLBACK");
+    return fail("rebase deadlines");
+  }
+  {
+    stmt_guard guard{set_meta_};
+    sqlite3_bind_text(set_meta_, 1, "boot_id", -1, SQLITE_STATIC);
+    bind_text(set_meta_, 2, boot_id);
+    if (sqlite3_step(set_meta_) != SQLITE_DONE) {
+      exec("ROLLBACK");
+      return fail("store boot id");
+    }
+  }
+  return exec("COMMIT");
+}
+
+sqlite_store::~sqlite_store() {
+  for (auto* stmt : {load_, upsert_, set_meta_, list_, held_, floor_})
+    sqlite3_finalize(stmt);
+  if (db_)
+    sqlite3_close(db_);
+  if (lock_fd_ >= 0)
+    ::close(lock_fd_); // releases the flock
+}
+
+caf::error sqlite_store::exec(const char* sql) {
+  char* msg = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &msg) != SQLITE_OK) {
+    std::string text = msg ? msg : "unknown error";
+    sqlite3_free(msg);
+    return store_error(std::string{"sqlite: "} + text);
+  }
+  return caf::none;
+}
+
+caf::error sqlite_store::prepare(const char* sql, sqlite3_stmt** out) {
+  if (sqlite3_prepare_v2(db_, sql, -1, out, nullptr) != SQLITE_OK)
+    return fail("prepare");
+  return caf::none;
+}
+
+caf::error sqlite_store::fail(const char* what) {
+  return store_error(std::string{"sqlite "} + what + ": "
+                     + (db_ ? sqlite3_errmsg(db_) : "cannot allocate"));
+}
+
+caf::expected<stored_lock> sqlite_store::load(const std::string& name) {
+  stmt_guard guard{load_};
+  bind_text(load_, 1, name);
+  switch (sqlite3_step(load_)) {
+    case SQLITE_ROW:
+      return read_row(load_);
+    case SQLITE_DONE: {
+      stored_lock result;
+      result.name = name;
+      return result;
+    }
+    default:
+      return fail("load");
+  }
+}
+
+caf::error sqlite_store::commit(const store_batch& batch) {
+  if (auto err = exec("BEGIN IMMEDIATE"))
+    return err;
+  auto rollback = [this](const char* what) {
+    auto err = fail(what);
+    exec("ROLLBACK");
+    return err;
+  };
+  for (const auto& x : batch.locks) {
+    stmt_guard guard{upsert_};
+    bind_text(upsert_, 1, x.name);
+    if (x.held)
+      bind_text(upsert_, 2, x.owner);
+    else
+      sqlite3_bind_null(upsert_, 2);
+    sqlite3_bind_int64(upsert_, 3, static_cast<int64_t>(x.token));
+    sqlite3_bind_int64(upsert_, 4, x.ttl_ms);
+    sqlite3_bind_int64(upsert_, 5, x.deadline_ns);
+    sqlite3_bind_int64(upsert_, 6, static_cast<int64_t>(x.last_token));
+    if (sqlite3_step(upsert_) != SQLITE_DONE)
+      return rollback("write lock");
+  }
+  if (batch.fence_ceiling != 0) {
+    stmt_guard guard{set_meta_};
+    sqlite3_bind_text(set_meta_, 1, "fence_ceiling", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(set_meta_, 2, static_cast<int64_t>(batch.fence_ceiling));
+    if (sqlite3_step(set_meta_) != SQLITE_DONE)
+      return rollback("write fence ceiling");
+  }
+  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
+    return rollback("commit");
+  return caf::none;
+}
+
+caf::expected<std::vector<stored_lock>> sqlite_store::list_held(const list_request& req) {
+  stmt_guard guard{list_};
+  bind_text(list_, 1, req.cursor);
+  bind_text(list_, 2, req.prefix);
+  sqlite3_bind_int64(list_, 3, req.limit);
+  std::vector<stored_lock> result;
+  int rc;
+  while ((rc = sqlite3_step(list_)) == SQLITE_ROW)
+    result.push_back(read_row(list_));
+  if (rc != SQLITE_DONE)
+    return fail("list");
+  return result;
+}
+
+caf::expected<std::vector<std::string>> sqlite_store::held_names() {
+  stmt_guard guard{held_};
+  std::vector<std::string> result;
+  int rc;
+  while ((rc = sqlite3_step(held_)) == SQLITE_ROW)
+    result.push_back(column_text(held_, 0));
+  if (rc != SQLITE_DONE)
+    return fail("list held");
+  return result;
+}
+
+caf::expected<uint64_t> sqlite_store::fence_floor() {
+  stmt_guard guard{floor_};
+  if (sqlite3_step(floor_) != SQLITE_ROW)
+    return fail("read fence floor");
+  return static_cast<uint64_t>(sqlite3_column_int64(floor_, 0));
+}
+
+} // namespace fencelock

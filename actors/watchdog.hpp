@@ -1,0 +1,34 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include <caf/actor_clock.hpp>
+
+#include "actors/interfaces.hpp"
+
+namespace fencelock {
+
+struct watchdog_state {
+  // Not an aggregate: CAF would otherwise try to build the state from the actor pointer.
+  watchdog_state() = default;
+
+  struct timer {
+    lock_actor lock;
+    uint64_t token;
+  };
+  using queue = std::multimap<caf::actor_clock::time_point, timer>;
+  queue timers;                                           // by deadline
+  std::unordered_map<caf::actor_id, queue::iterator> by_lock; // one timer per lock
+  std::optional<caf::actor_clock::time_point> next_tick;  // earliest tick in flight
+  static inline const char* name = "fencelock.watchdog";
+};
+
+/// Sends each lock actor `(expire, token)` when its lease's deadline is reached. A lock has at
+/// most one timer: arming again (after a renewal) replaces it. The lock actor ignores an expiry
+/// for a token that is no longer its lease or whose deadline moved, so a late timer is harmless.
+/// One delayed tick is in flight for the earliest deadline, not one per lease.
+watchdog_actor::behavior_type watchdog_impl(watchdog_actor::stateful_pointer<watchdog_state> self);
+
+} // namespace fencelock

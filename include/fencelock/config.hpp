@@ -1,0 +1,50 @@
+#pragma once
+
+// Every setting of the service, with its default. This struct is the one place defaults live;
+// config/fencelock.conf documents them and a unit test checks that the two agree.
+
+#include <cstdint>
+#include <string>
+
+namespace fencelock {
+
+struct config {
+  // --- network ---------------------------------------------------------------------------
+  /// Address the HTTP listener binds to.
+  std::string host = "127.0.0.1";
+  /// TCP port of the HTTP listener (0 = any free port, reported in the log).
+  uint16_t port = 7070;
+  /// Threads running the network I/O loop.
+  uint32_t io_threads = 1;
+  /// Largest accepted request body in bytes; larger bodies get 413 before they are read.
+  uint32_t body_limit = 16 * 1024;
+  /// Time a client has to send a request's headers (also the keep-alive idle limit).
+  uint32_t header_timeout_ms = 10'000;
+  /// Time a client has to send a request's body once its headers arrived.
+  uint32_t body_timeout_ms = 10'000;
+
+  // --- store -----------------------------------------------------------------------------
+  /// Where the embedded store keeps its files.
+  std::string data_dir = "./data";
+  /// Lease store: "embedded" (SQLite in data_dir).
+  std::string store = "embedded";
+  /// Tokens reserved per durable write of the fence ceiling.
+  uint32_t fence_block = 10'000;
+
+  // --- semantics -------------------------------------------------------------------------
+  int64_t ttl_min_ms = 100;
+  int64_t ttl_max_ms = 3'600'000;
+  int64_t wait_max_ms = 300'000;
+  /// Waiters one lock may queue before acquires get 429 too_many_waiters.
+  uint32_t max_waiters_per_lock = 1'000;
+  /// Largest page size of GET /v1/locks.
+  uint32_t list_limit_max = 1'000;
+
+  // --- runtime ---------------------------------------------------------------------------
+  /// Worker threads of the actor system (0 = one per core).
+  uint32_t actor_threads = 0;
+  /// trace, debug, info, warn, error, critical or off.
+  std::string log_level = "info";
+};
+
+} // namespace fencelock

@@ -1,0 +1,31 @@
+#pragma once
+
+// The public typed interface of the lock service. A host program that embeds fencelock may send
+// these messages to service::registry() directly instead of using service's callback API.
+
+#include <cstdint>
+#include <string>
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "fencelock/messages.hpp"
+#include "fencelock/types.hpp"
+
+namespace fencelock {
+
+/// Routes each request to the actor of its lock (spawning it on first use) and retires idle
+/// lock actors. Requests must be validated first (fencelock/validate.hpp).
+using registry_actor = caf::typed_actor<
+  caf::replies_to<acquire_atom, acquire_request>::with<lease>,
+  caf::replies_to<renew_atom, renew_request>::with<lease>,
+  caf::replies_to<release_atom, release_request>::with<bool>,
+  caf::replies_to<status_atom, std::string>::with<lock_status>,
+  caf::replies_to<list_atom, list_request>::with<lock_list>,
+  /// Withdraws the waiting acquire `request_id` on lock `name`, and undoes its grant when the
+  /// grant could not be delivered.
+  caf::reacts_to<cancel_atom, std::string, uint64_t>,
+  /// Internal: a lock actor reports that it is idle after `seen` routed messages.
+  caf::reacts_to<idle_atom, std::string, uint64_t>>;
+
+} // namespace fencelock

@@ -1,0 +1,53 @@
+#pragma once
+
+// The whole message vocabulary of fencelock's actors. Atom texts are at most 10 characters and
+// start with "fl" so that none of them collides with CAF's own atoms (a text of "get" *is*
+// caf::get_atom).
+
+#include <caf/atom.hpp>
+
+namespace caf {
+class actor_system_config;
+} // namespace caf
+
+namespace fencelock {
+
+#define FENCELOCK_ATOM(name, text)                                                               \
+  using name##_atom = caf::atom_constant<caf::atom(text)>;                                       \
+  inline constexpr name##_atom name##_atom_v = name##_atom::value
+
+// Client operations (registry and lock actors).
+FENCELOCK_ATOM(acquire, "flacquire");
+FENCELOCK_ATOM(renew, "flrenew");
+FENCELOCK_ATOM(release, "flrelease");
+FENCELOCK_ATOM(status, "flstatus");
+FENCELOCK_ATOM(list, "fllist");
+FENCELOCK_ATOM(cancel, "flcancel");
+
+// Internal: registry <-> lock actor.
+FENCELOCK_ATOM(idle, "flidle");
+FENCELOCK_ATOM(retire, "flretire");
+
+// Internal: timers.
+FENCELOCK_ATOM(expire, "flexpire");
+FENCELOCK_ATOM(wait_timeout, "flwaitto");
+FENCELOCK_ATOM(arm, "flarm");
+FENCELOCK_ATOM(tick, "fltick");
+
+// Internal: fence issuer.
+FENCELOCK_ATOM(next_token, "flnexttok");
+
+// Internal: store.
+FENCELOCK_ATOM(load, "flload");
+FENCELOCK_ATOM(put, "flput");
+FENCELOCK_ATOM(held, "flheld");
+FENCELOCK_ATOM(fence_load, "flfenceld");
+FENCELOCK_ATOM(reserve, "flreserve");
+FENCELOCK_ATOM(flush, "flflush");
+
+#undef FENCELOCK_ATOM
+
+/// Registers every fencelock message type with `cfg`; call before the actor_system exists.
+void add_message_types(caf::actor_system_config& cfg);
+
+} // namespace fencelock
