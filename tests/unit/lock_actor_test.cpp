@@ -1,0 +1,263 @@
+// The lock service's actors under deterministic time (CAF's test coordinator).
+
+#include <catch2/catch.hpp>
+
+#include "tests/unit/actor_fixture.hpp"
+
+using namespace fencelock;
+using fencelock::test::actor_fixture;
+using fencelock::test::code_of;
+
+TEST_CASE("a free lock is granted with a fresh token", "[actors]") {
+  actor_fixture f;
+  auto r = f.acquire("jobs:a", "alice", 1000);
+  REQUIRE(r->has_value());
+  auto l = r->value().value();
+  CHECK(l.name == "jobs:a");
+  CHECK(l.owner == "alice");
+  CHECK(l.token >= 1);
+  CHECK(l.ttl_ms == 1000);
+  auto st = f.status("jobs:a");
+  CHECK(st.held);
+  CHECK(st.owner == "alice");
+  CHECK(st.token == l.token);
+  CHECK(st.last_token == l.token);
+}
+
+TEST_CASE("the holder acquiring again keeps its token and gets a new deadline", "[actors]") {
+  actor_fixture f;
+  auto first = f.acquire("a", "alice", 1000)->value().value();
+  f.advance(600);
+  auto again = f.acquire("a", "alice", 1000)->value().value();
+  CHECK(again.token == first.token);
+  CHECK(again.expires_at_ms == first.expires_at_ms + 600);
+  f.advance(600); // past the first deadline, before the refreshed one
+  CHECK(f.status("a").held);
+}
+
+TEST_CASE("another owner gets lock_held with the holder, or waits", "[actors]") {
+  actor_fixture f;
+  auto held = f.acquire("a", "alice", 1000)->value().value();
+  auto r = f.acquire("a", "bob", 1000, 0);
+  REQUIRE(code_of(r) == errc::lock_held);
+  auto ctx = r->value().error().context();
+  REQUIRE(ctx.match_elements<std::string, int64_t>());
+  CHECK(ctx.get_as<std::string>(0) == "alice");
+  CHECK(ctx.get_as<int64_t>(1) == held.expires_at_ms);
+}
+
+TEST_CASE("renew extends only the current lease of its owner", "[actors]") {
+  actor_fixture f;
+  auto l = f.acquire("a", "alice", 1000)->value().value();
+  f.advance(900);
+  auto renewed = f.renew("a", "alice", l.token, 2000);
+  REQUIRE(renewed->value());
+  CHECK(renewed->value()->token == l.token);
+  CHECK(renewed->value()->ttl_ms == 2000);
+  f.advance(1500); // past the original deadline
+  CHECK(f.status("a").held);
+  CHECK(code_of(f.renew("a", "alice", l.token + 1)) == errc::lease_lost);
+  CHECK(code_of(f.renew("a", "mallory", l.token)) == errc::lease_lost);
+  CHECK(code_of(f.renew("nosuchlock", "alice", l.token)) == errc::lease_lost);
+  // ttl 0 keeps the lease's own TTL.
+  CHECK(f.renew("a", "alice", l.token)->value()->ttl_ms == 2000);
+}
+
+TEST_CASE("release frees the lock once; a second release is lease_lost", "[actors]") {
+  actor_fixture f;
+  auto l = f.acquire("a", "alice", 1000)->value().value();
+  CHECK(code_of(f.release("a", "bob", l.token)) == errc::lease_lost);
+  REQUIRE(f.release("a", "alice", l.token)->value());
+  CHECK(code_of(f.release("a", "alice", l.token)) == errc::lease_lost);
+  auto st = f.status("a");
+  CHECK_FALSE(st.held);
+  CHECK(st.last_token == l.token);
+}
+
+TEST_CASE("a lease ends at its deadline and is never revived", "[actors]") {
+  actor_fixture f;
+  auto l = f.acquire("a", "alice", 1000)->value().value();
+  f.advance(999);
+  CHECK(f.status("a").held);
+  f.advance(1);
+  CHECK_FALSE(f.status("a").held);
+  CHECK(code_of(f.renew("a", "alice", l.token)) == errc::lease_lost);
+  CHECK(code_of(f.release("a", "alice", l.token)) == errc::lease_lost);
+  // The record in the store says free too.
+  CHECK_FALSE(f.store->load("a")->held);
+  // The former holder acquiring again gets a new, higher token.
+  auto again = f.acquire("a", "alice", 1000)->value().value();
+  CHECK(again.token > l.token);
+}
+
+TEST_CASE("a timeout for an older token or a moved deadline is ignored", "[actors]") {
+  actor_fixture f;
+  auto lock = f.sys.spawn(lock_actor_impl, std::string{"a"}, f.ctx);
+  f.run();
+  auto granted = f.ask<lease>(lock, acquire_atom_v, acquire_request{"a", "alice", 1000, 0, 1});
+  f.run();
+  auto l = granted->value().value();
+  caf::anon_send(lock, expire_atom_v, l.token - 1); // an older token
+  caf::anon_send(lock, expire_atom_v, l.token);     // the current one, before its deadline
+  f.run();
+  auto st = f.ask<lock_status>(lock, status_atom_v, std::string{"a"});
+  f.run();
+  CHECK(st->value()->held);
+  CHECK(st->value()->token == l.token);
+  caf::anon_send_exit(lock, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("waiters are handed the lock in FIFO order with new tokens", "[actors]") {
+  actor_fixture f;
+  auto a = f.acquire("a", "alice", 1000)->value().value();
+  auto b = f.acquire("a", "bob", 1000, 5000);
+  auto c = f.acquire("a", "carol", 1000, 5000);
+  CHECK_FALSE(b->has_value());
+  CHECK_FALSE(c->has_value());
+  CHECK(f.status("a").waiters == 2);
+  REQUIRE(f.release("a", "alice", a.token)->value());
+  REQUIRE(b->has_value());
+  auto lb = b->value().value();
+  CHECK(lb.owner == "bob");
+  CHECK(lb.token > a.token);
+  CHECK_FALSE(c->has_value());
+  // Expiry hands over too.
+  f.advance(1000);
+  REQUIRE(c->has_value());
+  auto lc = c->value().value();
+  CHECK(lc.owner == "carol");
+  CHECK(lc.token > lb.token);
+}
+
+TEST_CASE("a waiter gives up at its own deadline with lock_held", "[actors]") {
+  actor_fixture f;
+  f.acquire("a", "alice", 10'000);
+  auto b = f.acquire("a", "bob", 1000, 500);
+  f.advance(499);
+  CHECK_FALSE(b->has_value());
+  f.advance(1);
+  CHECK(code_of(b) == errc::lock_held);
+  CHECK(f.status("a").waiters == 0);
+}
+
+TEST_CASE("the wait queue is bounded", "[actors]") {
+  actor_fixture f{nullptr, 2};
+  f.acquire("a", "alice", 10'000);
+  f.acquire("a", "w1", 1000, 5000);
+  f.acquire("a", "w2", 1000, 5000);
+  CHECK(code_of(f.acquire("a", "w3", 1000, 5000)) == errc::too_many_waiters);
+}
+
+TEST_CASE("a cancelled waiter is never granted", "[actors]") {
+  actor_fixture f;
+  auto a = f.acquire("a", "alice", 1000)->value().value();
+  auto b = f.acquire("a", "bob", 1000, 5000, 77);
+  caf::anon_send(f.registry, cancel_atom_v, std::string{"a"}, uint64_t{77});
+  f.run();
+  CHECK(code_of(b) == errc::unavailable);
+  f.release("a", "alice", a.token);
+  CHECK_FALSE(f.status("a").held);
+}
+
+TEST_CASE("a grant whose answer was not delivered is undone by cancel", "[actors]") {
+  actor_fixture f;
+  auto a = f.acquire("a", "alice", 1000, 0, 55)->value().value();
+  // A cancel for another request never touches the lease.
+  caf::anon_send(f.registry, cancel_atom_v, std::string{"a"}, uint64_t{56});
+  f.run();
+  CHECK(f.status("a").held);
+  caf::anon_send(f.registry, cancel_atom_v, std::string{"a"}, uint64_t{55});
+  f.run();
+  CHECK_FALSE(f.status("a").held);
+  CHECK(f.status("a").last_token == a.token);
+}
+
+TEST_CASE("tokens strictly increase across locks and grants", "[actors]") {
+  actor_fixture f{nullptr, 100, 3}; // a small block forces many reservations
+  uint64_t last = 0;
+  for (int i = 0; i < 40; ++i) {
+    auto name = "n" + std::to_string(i % 7);
+    auto l = f.acquire(name, "o", 1000)->value().value();
+    CHECK(l.token > last);
+    last = l.token;
+    // Every token handed out lies below a durable ceiling.
+    CHECK(std::static_pointer_cast<memory_store>(f.store)->fence_ceiling() > l.token);
+    f.release(name, "o", l.token);
+  }
+}
+
+TEST_CASE("idle lock actors are retired; held ones stay", "[actors]") {
+  actor_fixture f;
+  auto base = f.running_actors();
+  auto l = f.acquire("a", "alice", 1000)->value().value();
+  f.status("b"); // spawns, loads, answers, goes idle
+  CHECK(f.running_actors() == base + 1);
+  f.release("a", "alice", l.token);
+  CHECK(f.running_actors() == base);
+  // A retired lock comes back with its history.
+  CHECK(f.status("a").last_token == l.token);
+}
+
+TEST_CASE("a restart keeps leases, ends overdue ones, and never repeats a token",
+          "[actors]") {
+  auto store = std::make_shared<memory_store>();
+  uint64_t before = 0;
+  lease kept;
+  {
+    actor_fixture f{store};
+    kept = f.acquire("kept", "alice", 60'000)->value().value();
+    auto freed = f.acquire("freed", "bob", 60'000)->value().value();
+    f.release("freed", "bob", freed.token);
+    for (int i = 0; i < 5; ++i)
+      before = f.acquire("x" + std::to_string(i), "o", 60'000)->value()->token;
+    // The fixture is torn down without any release: a crash, as far as the store knows.
+  }
+  actor_fixture f{store};
+  auto st = f.status("kept");
+  CHECK(st.held);
+  CHECK(st.owner == "alice");
+  CHECK(st.token == kept.token);
+  CHECK(code_of(f.acquire("kept", "mallory", 1000)) == errc::lock_held);
+  CHECK(f.renew("kept", "alice", kept.token)->value());
+  auto fresh = f.acquire("freed", "carol", 1000)->value().value();
+  CHECK(fresh.token > before);
+  // The test clock restarts at zero, so the old 60 s deadlines are still ahead: let them pass.
+  f.advance(60'001);
+  CHECK_FALSE(f.status("x0").held);
+}
+
+TEST_CASE("store failures fail closed", "[actors]") {
+  auto faulty = std::make_shared<faulty_store>(std::make_shared<memory_store>());
+  actor_fixture f{faulty};
+  auto l = f.acquire("a", "alice", 1000)->value().value();
+  faulty->fail_commits(true);
+  // No grant, no renewal, no release without a durable record.
+  CHECK(code_of(f.acquire("b", "bob", 1000)) == errc::store_unavailable);
+  CHECK_FALSE(f.status("b").held);
+  CHECK(code_of(f.renew("a", "alice", l.token)) == errc::store_unavailable);
+  CHECK(code_of(f.release("a", "alice", l.token)) == errc::store_unavailable);
+  CHECK(f.status("a").held);
+  // An expiry that cannot be recorded leaves the lock unavailable to others, not granted.
+  f.advance(1000);
+  CHECK(code_of(f.acquire("a", "bob", 1000)) == errc::lock_held);
+  faulty->fail_commits(false);
+  f.advance(1000); // the expiry is retried
+  auto next = f.acquire("a", "bob", 1000);
+  REQUIRE(next->value());
+  CHECK(next->value()->token > l.token);
+}
+
+TEST_CASE("concurrent writes share one commit", "[actors]") {
+  auto store = std::make_shared<memory_store>();
+  actor_fixture f{store, 100, 1000};
+  auto commits_before = store->commits();
+  std::vector<test::reply<lease>> replies;
+  for (int i = 0; i < 50; ++i)
+    replies.push_back(f.ask<lease>(f.registry, acquire_atom_v,
+                                   acquire_request{"g" + std::to_string(i), "o", 1000, 0,
+                                                   uint64_t(i + 1)}));
+  f.run();
+  for (auto& r : replies)
+    REQUIRE(r->value());
+  CHECK(store->commits() - commits_before < 10);
+}
