@@ -8,12 +8,9 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
-#include "actors/fence_issuer.hpp"
 #include "actors/oplog.hpp"
-#include "actors/registry.hpp"
 #include "actors/store/sqlite_store.hpp"
-#include "actors/store/store_actor.hpp"
-#include "actors/watchdog.hpp"
+#include "actors/wiring.hpp"
 #include "fencelock/validate.hpp"
 
 namespace fencelock {
@@ -103,10 +100,7 @@ struct service::impl {
   caf::actor_system& sys;
   fencelock::config cfg;
   std::shared_ptr<lease_store> store;
-  store_actor store_handle;
-  fence_issuer_actor fence;
-  watchdog_actor watchdog;
-  registry_actor registry;
+  service_actors actors;
   caf::actor bridge;
   running_flag running = std::make_shared<std::atomic<bool>>(false);
   std::atomic<uint64_t> next_id{1};
@@ -154,25 +148,12 @@ caf::error service::start() {
   if (!opened)
     return std::move(opened.error());
   d.store = std::move(*opened);
-  // Start-up reads happen here, before any actor can write.
-  auto floor = d.store->fence_floor();
-  if (!floor)
-    return std::move(floor.error());
-  auto held = d.store->held_names();
-  if (!held)
-    return std::move(held.error());
   // SQLite blocks on fsync: its actor gets a thread of its own, off the scheduler.
-  d.store_handle = d.sys.spawn<caf::detached>(store_actor_impl, d.store);
-  d.fence = d.sys.spawn(fence_issuer_impl, d.store_handle, *floor, uint64_t{d.cfg.fence_block});
-  d.watchdog = d.sys.spawn(watchdog_impl);
-  lock_context ctx;
-  ctx.store = d.store_handle;
-  ctx.fence = d.fence;
-  ctx.watchdog = d.watchdog;
-  ctx.clock = clock_mapping::now();
-  ctx.max_waiters = d.cfg.max_waiters_per_lock;
-  d.registry = d.sys.spawn(registry_impl, std::move(ctx), std::move(*held));
-  d.bridge = d.sys.spawn(bridge_impl, d.registry, d.running);
+  auto actors = spawn_service_actors(d.sys, d.store, d.cfg, true);
+  if (!actors)
+    return std::move(actors.error());
+  d.actors = std::move(*actors);
+  d.bridge = d.sys.spawn(bridge_impl, d.actors.registry, d.running);
   d.running->store(true);
   return caf::none;
 }
@@ -183,11 +164,8 @@ bool service::stop(std::chrono::milliseconds grace) {
     return true;
   caf::scoped_actor self{d.sys};
   // The registry first (it stops the lock actors, which answer their waiters), the store last.
-  std::vector<caf::actor> order{caf::actor_cast<caf::actor>(d.bridge),
-                                caf::actor_cast<caf::actor>(d.registry),
-                                caf::actor_cast<caf::actor>(d.fence),
-                                caf::actor_cast<caf::actor>(d.watchdog),
-                                caf::actor_cast<caf::actor>(d.store_handle)};
+  auto order = d.actors.stop_order();
+  order.insert(order.begin(), d.bridge);
   auto deadline = std::chrono::steady_clock::now() + grace;
   bool all_down = true;
   for (auto& a : order) {
@@ -211,7 +189,7 @@ bool service::running() const noexcept {
 }
 
 registry_actor service::registry() const {
-  return impl_->registry;
+  return impl_->actors.registry;
 }
 
 const fencelock::config& service::cfg() const noexcept {
@@ -267,7 +245,7 @@ void service::list(list_request req, callback<lock_list> done, call_context ctx)
 
 void service::cancel(const std::string& name, uint64_t request_id) {
   if (impl_->running->load() && valid_lock_name(name))
-    caf::anon_send(impl_->registry, cancel_atom_v, name, request_id);
+    caf::anon_send(impl_->actors.registry, cancel_atom_v, name, request_id);
 }
 
 } // namespace fencelock

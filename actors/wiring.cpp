@@ -1,0 +1,39 @@
+#include "actors/wiring.hpp"
+
+#include "actors/fence_issuer.hpp"
+#include "actors/registry.hpp"
+#include "actors/store/store_actor.hpp"
+#include "actors/watchdog.hpp"
+
+namespace fencelock {
+
+std::vector<caf::actor> service_actors::stop_order() const {
+  return {caf::actor_cast<caf::actor>(registry), caf::actor_cast<caf::actor>(fence),
+          caf::actor_cast<caf::actor>(watchdog), caf::actor_cast<caf::actor>(store)};
+}
+
+caf::expected<service_actors> spawn_service_actors(caf::actor_system& sys,
+                                                   std::shared_ptr<lease_store> store,
+                                                   const config& cfg, bool detached_store) {
+  auto floor = store->fence_floor();
+  if (!floor)
+    return std::move(floor.error());
+  auto held = store->held_names();
+  if (!held)
+    return std::move(held.error());
+  service_actors result;
+  result.store = detached_store ? sys.spawn<caf::detached>(store_actor_impl, store)
+                                : sys.spawn(store_actor_impl, store);
+  result.fence = sys.spawn(fence_issuer_impl, result.store, *floor, uint64_t{cfg.fence_block});
+  result.watchdog = sys.spawn(watchdog_impl);
+  lock_context ctx;
+  ctx.store = result.store;
+  ctx.fence = result.fence;
+  ctx.watchdog = result.watchdog;
+  ctx.clock = clock_mapping::now();
+  ctx.max_waiters = cfg.max_waiters_per_lock;
+  result.registry = sys.spawn(registry_impl, std::move(ctx), std::move(*held));
+  return result;
+}
+
+} // namespace fencelock

@@ -1,0 +1,33 @@
+#pragma once
+
+// Spawns the service's actors over a store. service::start uses it, and so do the benchmarks,
+// so that what is measured is what runs.
+
+#include <memory>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+
+#include "actors/interfaces.hpp"
+#include "fencelock/config.hpp"
+
+namespace fencelock {
+
+struct service_actors {
+  store_actor store;
+  fence_issuer_actor fence;
+  watchdog_actor watchdog;
+  registry_actor registry;
+
+  /// Returns every handle, the registry first and the store last: the order to stop them in.
+  std::vector<caf::actor> stop_order() const;
+};
+
+/// Reads the fence floor and the held locks from `store` (blocking: call it before serving),
+/// then spawns the actors. `detached_store` gives the store actor its own thread, for stores
+/// that block on I/O.
+caf::expected<service_actors> spawn_service_actors(caf::actor_system& sys,
+                                                   std::shared_ptr<lease_store> store,
+                                                   const config& cfg, bool detached_store);
+
+} // namespace fencelock
