@@ -1,0 +1,256 @@
+#include "net/http_server.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core/bind_handler.hpp>
+#include <caf/sec.hpp>
+
+#include "net/http_session.hpp"
+
+namespace fencelock::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+
+namespace {
+
+/// Pause before accepting again after an accept error (e.g. out of file descriptors), so that a
+/// persistent error does not spin an I/O thread.
+constexpr std::chrono::milliseconds accept_retry_delay{100};
+
+/// How long stop() lets closed sessions finish their handlers before it stops the io_context.
+constexpr std::chrono::seconds drain_limit{5};
+
+/// Returns "host:port", bracketing IPv6 literals.
+std::string address_text(const std::string& host, uint16_t port) {
+  bool ipv6 = host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+} // namespace
+
+struct http_server::impl {
+  impl(service& svc, const config& cfg)
+    : ctx(std::make_shared<server_context>(svc, cfg)),
+      acceptor(asio::make_strand(ctx->ioc())),
+      retry_timer(acceptor.get_executor()) {
+  }
+
+  caf::error start();
+  void stop();
+
+  /// Opens, binds and listens on the first endpoint of host:port that allows it.
+  error_code listen();
+  error_code listen_on(const tcp::endpoint& endpoint);
+  void run_io_thread();
+  /// Waits until every I/O thread left run(), or until `drain_limit`; returns whether they did.
+  bool wait_for_drain();
+
+  void do_accept();
+  void on_accept(error_code ec, tcp::socket socket);
+  /// Registers `session` for stop(); returns false when the server is stopping.
+  bool track(const std::shared_ptr<http_session>& session);
+
+  // Declared first, destroyed last: the acceptor and timer below live on its io_context.
+  std::shared_ptr<server_context> ctx;
+  tcp::acceptor acceptor;
+  asio::steady_timer retry_timer;
+  std::vector<std::thread> threads;
+  uint16_t bound_port = 0;
+  bool started = false; // only the owner's thread (start/stop) touches it
+
+  std::mutex mutex; // guards everything below
+  std::condition_variable drained;
+  std::size_t threads_running = 0;
+  bool stopping = false;
+  std::vector<std::weak_ptr<http_session>> sessions;
+  std::size_t prune_at = 64;
+};
+
+caf::error http_server::impl::start() {
+  const auto& cfg = ctx->cfg();
+  auto where = address_text(cfg.host, cfg.port);
+  if (started || stopping)
+    return caf::make_error(caf::sec::invalid_argument, "http server on " + where
+                                                         + " was already started");
+  if (auto ec = listen())
+    return caf::make_error(caf::sec::invalid_argument,
+                           "cannot listen on " + where + ": " + ec.message());
+  do_accept();
+  auto count = std::max<uint32_t>(cfg.io_threads, 1);
+  try {
+    for (uint32_t i = 0; i < count; ++i) {
+      {
+        std::lock_guard<std::mutex> guard{mutex};
+        ++threads_running;
+      }
+      threads.emplace_back([this] { run_io_thread(); });
+    }
+  } catch (const std::exception& e) {
+    {
+      std::lock_guard<std::mutex> guard{mutex};
+      --threads_running; // the thread that failed to start
+    }
+    started = true; // so that stop() winds down the threads that did start
+    stop();
+    return caf::make_error(caf::sec::invalid_argument,
+                           "cannot start I/O threads for " + where + ": " + e.what());
+  }
+  started = true;
+  return caf::none;
+}
+
+error_code http_server::impl::listen() {
+  const auto& cfg = ctx->cfg();
+  error_code ec;
+  tcp::resolver resolver{ctx->ioc()};
+  auto endpoints = resolver.resolve(cfg.host, std::to_string(cfg.port),
+                                    tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  if (ec)
+    return ec;
+  ec = asio::error::host_not_found; // when the name resolves to nothing
+  for (const auto& entry : endpoints) {
+    ec = listen_on(entry.endpoint());
+    if (!ec)
+      return {};
+    error_code ignored;
+    acceptor.close(ignored);
+  }
+  return ec;
+}
+
+error_code http_server::impl::listen_on(const tcp::endpoint& endpoint) {
+  error_code ec;
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec)
+    acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec)
+    acceptor.bind(endpoint, ec);
+  if (!ec)
+    acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (!ec)
+    bound_port = acceptor.local_endpoint(ec).port();
+  return ec;
+}
+
+void http_server::impl::run_io_thread() {
+  for (;;) {
+    try {
+      ctx->ioc().run();
+      break;
+    } catch (const std::exception& e) {
+      // Handlers do not throw by design; if one does (bad_alloc), keep serving the others.
+      log_net_event(log_level::error, "http_io_error", {{"error", e.what()}});
+    }
+  }
+  {
+    std::lock_guard<std::mutex> guard{mutex};
+    --threads_running;
+  }
+  drained.notify_all();
+}
+
+void http_server::impl::do_accept() {
+  // Each connection gets a strand of its own.
+  acceptor.async_accept(asio::make_strand(ctx->ioc()),
+                        beast::bind_front_handler(&impl::on_accept, this));
+}
+
+void http_server::impl::on_accept(error_code ec, tcp::socket socket) {
+  if (ec == asio::error::operation_aborted || !acceptor.is_open())
+    return; // stop() closed the acceptor
+  if (ec) {
+    log_net_event(log_level::debug, "accept_error", {{"error", ec.message()}});
+    retry_timer.expires_after(accept_retry_delay);
+    retry_timer.async_wait([this](error_code timer_ec) {
+      if (!timer_ec && acceptor.is_open())
+        do_accept();
+    });
+    return;
+  }
+  auto session = std::make_shared<http_session>(std::move(socket), ctx);
+  if (track(session))
+    session->run();
+  do_accept();
+}
+
+bool http_server::impl::track(const std::shared_ptr<http_session>& session) {
+  std::lock_guard<std::mutex> guard{mutex};
+  if (stopping)
+    return false;
+  if (sessions.size() >= prune_at) {
+    std::erase_if(sessions, [](const auto& weak) { return weak.expired(); });
+    prune_at = std::max<std::size_t>(64, 2 * sessions.size());
+  }
+  sessions.push_back(session);
+  return true;
+}
+
+bool http_server::impl::wait_for_drain() {
+  std::unique_lock<std::mutex> guard{mutex};
+  return drained.wait_for(guard, drain_limit, [this] { return threads_running == 0; });
+}
+
+void http_server::impl::stop() {
+  std::vector<std::weak_ptr<http_session>> open_sessions;
+  {
+    std::lock_guard<std::mutex> guard{mutex};
+    if (!started || stopping)
+      return;
+    stopping = true; // from here on, track() turns new connections away
+    open_sessions.swap(sessions);
+  }
+  // Late service replies are dropped, never queued on an io_context that is about to stop.
+  ctx->close_reply_gate();
+  asio::post(acceptor.get_executor(), [this] {
+    error_code ignored;
+    acceptor.close(ignored);
+    retry_timer.cancel();
+  });
+  for (const auto& weak : open_sessions)
+    if (auto session = weak.lock())
+      session->close();
+  // With the acceptor and every socket closed, run() returns once the last handler ran.
+  if (!wait_for_drain()) {
+    log_net_event(log_level::warn, "http_stop_forced", {{"drain_limit_s", drain_limit.count()}});
+    ctx->ioc().stop();
+  }
+  for (auto& thread : threads)
+    if (thread.joinable())
+      thread.join();
+  threads.clear();
+}
+
+http_server::http_server(service& svc, const config& cfg)
+  : impl_(std::make_unique<impl>(svc, cfg)) {
+}
+
+http_server::~http_server() {
+  stop();
+}
+
+caf::error http_server::start() {
+  return impl_->start();
+}
+
+uint16_t http_server::port() const noexcept {
+  return impl_->bound_port;
+}
+
+void http_server::stop() {
+  impl_->stop();
+}
+
+} // namespace fencelock::net

@@ -1,0 +1,385 @@
+#include "net/http_session.hpp"
+
+#include <chrono>
+#include <string_view>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/bind_handler.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/json/serialize.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/oplog.hpp" // iso_timestamp
+#include "net/error_mapping.hpp"
+
+namespace fencelock::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using std::chrono::milliseconds;
+
+namespace {
+
+/// Largest request header; Beast's default for requests. Larger headers get 431.
+constexpr uint32_t header_limit = 8 * 1024;
+
+/// Pipelined bytes a session buffers on top of body_limit while a call is pending; beyond that
+/// it stops reading (and so stops noticing a client that goes away).
+constexpr std::size_t pipeline_slack = 8 * 1024;
+
+/// Bytes a watch read asks for at a time.
+constexpr std::size_t watch_chunk = 1024;
+
+/// How long a closing session drains what the client still sends, so that the kernel does not
+/// answer unread data with a reset that could destroy the response before the client reads it.
+constexpr milliseconds linger_time{1'000};
+
+constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";
+
+/// Returns whether `ec` means the request itself is not valid HTTP (a 400, not a lost client).
+bool is_malformed_http(const beast::error_code& ec) {
+  if (ec.category() != http::make_error_code(http::error::bad_target).category())
+    return false;
+  switch (static_cast<http::error>(ec.value())) {
+    case http::error::bad_line_ending:
+    case http::error::bad_method:
+    case http::error::bad_target:
+    case http::error::bad_version:
+    case http::error::bad_field:
+    case http::error::bad_value:
+    case http::error::bad_content_length:
+    case http::error::bad_transfer_encoding:
+    case http::error::bad_chunk:
+    case http::error::bad_chunk_extension:
+    case http::error::bad_obs_fold:
+    case http::error::multiple_content_length:
+    case http::error::unexpected_body:
+      return true;
+    default: // end_of_stream, partial_message, ...: the client went away
+      return false;
+  }
+}
+
+/// Returns whether `ec` is an ordinary end of a connection, not worth a log line.
+bool is_quiet(const beast::error_code& ec) {
+  return ec == asio::error::operation_aborted || ec == asio::error::eof
+         || ec == http::error::end_of_stream;
+}
+
+} // namespace
+
+void log_net_event(log_level level, std::string_view event, const boost::json::object& fields) {
+  auto log = spdlog::get("fencelock");
+  if (!log)
+    log = spdlog::default_logger();
+  auto spd_level = level == log_level::debug  ? spdlog::level::debug
+                   : level == log_level::warn ? spdlog::level::warn
+                                              : spdlog::level::err;
+  if (!log->should_log(spd_level))
+    return;
+  boost::json::object line;
+  line["ts"] = iso_timestamp();
+  line["level"] = level == log_level::debug  ? "debug"
+                  : level == log_level::warn ? "warn"
+                                             : "error";
+  line["event"] = event;
+  for (const auto& [key, value] : fields)
+    line[key] = value;
+  log->log(spd_level, "{}", boost::json::serialize(line));
+}
+
+http_session::http_session(asio::ip::tcp::socket&& socket, std::shared_ptr<server_context> ctx)
+  : ctx_(std::move(ctx)), stream_(std::move(socket)) {
+  error_code ec;
+  auto peer = stream_.socket().remote_endpoint(ec);
+  if (!ec)
+    peer_ = peer.address().to_string(ec) + ":" + std::to_string(peer.port());
+}
+
+void http_session::run() {
+  // The socket's executor is the session's strand: start there.
+  asio::dispatch(stream_.get_executor(),
+                 beast::bind_front_handler(&http_session::do_read_header, shared_from_this()));
+}
+
+void http_session::close() {
+  asio::post(stream_.get_executor(),
+             beast::bind_front_handler(&http_session::close_now, shared_from_this()));
+}
+
+// --- reading a request -------------------------------------------------------------------------
+
+void http_session::do_read_header() {
+  if (phase_ == phase::closed)
+    return;
+  phase_ = phase::reading;
+  parser_.emplace();
+  parser_->header_limit(header_limit);
+  parser_->body_limit(ctx_->cfg().body_limit);
+  // Also the keep-alive idle limit: the clock runs from the end of the previous response.
+  stream_.expires_after(milliseconds{ctx_->cfg().header_timeout_ms});
+  http::async_read_header(
+    stream_, buffer_, *parser_,
+    beast::bind_front_handler(&http_session::on_read_header, shared_from_this()));
+}
+
+void http_session::on_read_header(error_code ec, std::size_t) {
+  if (phase_ == phase::closed)
+    return;
+  if (ec)
+    return on_read_error(ec);
+  const auto& req = parser_->get();
+  bool expects_continue = req.version() == 11 && !parser_->is_done()
+                          && beast::iequals(req[http::field::expect], "100-continue");
+  if (expects_continue)
+    return do_write_continue();
+  do_read_body();
+}
+
+void http_session::do_write_continue() {
+  stream_.expires_after(milliseconds{ctx_->cfg().body_timeout_ms});
+  asio::async_write(
+    stream_, asio::buffer(continue_response.data(), continue_response.size()),
+    beast::bind_front_handler(&http_session::on_write_continue, shared_from_this()));
+}
+
+void http_session::on_write_continue(error_code ec, std::size_t) {
+  if (phase_ == phase::closed)
+    return;
+  if (ec)
+    return fail(ec, "write 100-continue");
+  do_read_body();
+}
+
+void http_session::do_read_body() {
+  if (parser_->is_done())
+    return handle_request();
+  stream_.expires_after(milliseconds{ctx_->cfg().body_timeout_ms});
+  http::async_read(stream_, buffer_, *parser_,
+                   beast::bind_front_handler(&http_session::on_read_body, shared_from_this()));
+}
+
+void http_session::on_read_body(error_code ec, std::size_t) {
+  if (phase_ == phase::closed)
+    return;
+  if (ec)
+    return on_read_error(ec);
+  handle_request();
+}
+
+void http_session::on_read_error(error_code ec) {
+  if (ec == http::error::body_limit)
+    return reply_and_close(error_reply(
+      http::status::payload_too_large, "payload_too_large",
+      "the body exceeds " + std::to_string(ctx_->cfg().body_limit) + " bytes"));
+  if (ec == http::error::header_limit)
+    return reply_and_close(error_reply(http::status::request_header_fields_too_large,
+                                       "headers_too_large",
+                                       "the request header exceeds "
+                                         + std::to_string(header_limit) + " bytes"));
+  if (is_malformed_http(ec))
+    return reply_and_close(
+      error_reply(http::status::bad_request, "invalid_request", "malformed HTTP request"));
+  fail(ec, "read");
+}
+
+// --- calling the service -----------------------------------------------------------------------
+
+void http_session::handle_request() {
+  auto req = parser_->release();
+  version_ = req.version();
+  keep_alive_ = req.keep_alive();
+  head_ = req.method() == http::verb::head;
+  request_id_ = request_id_of(req);
+  auto result = route(req.method(), req.target(), req.body(), ctx_->cfg(), ctx_->svc().running());
+  if (auto* immediate = std::get_if<reply>(&result))
+    return send(std::move(*immediate));
+  start_call(std::get<service_call>(std::move(result)));
+}
+
+void http_session::start_call(service_call call) {
+  phase_ = phase::calling;
+  // A waiting acquire may take up to wait_max_ms: the service, not a timer, ends the call.
+  stream_.expires_never();
+  if (auto* acquire = std::get_if<acquire_request>(&call)) {
+    acquire->request_id = ctx_->svc().next_request_id();
+    acquire_ = pending_acquire{acquire->name, acquire->request_id};
+  }
+  dispatch(ctx_->svc(), std::move(call), call_context{request_id_},
+           [self = shared_from_this()](reply r) { self->post_reply(std::move(r)); });
+  do_watch_client();
+}
+
+void http_session::post_reply(reply r) {
+  // Runs on a CAF worker thread (or, for a request the service refuses at once, right here).
+  ctx_->post_reply(stream_.get_executor(),
+                   [self = shared_from_this(), r = std::move(r)]() mutable {
+                     self->on_reply(std::move(r));
+                   });
+}
+
+void http_session::on_reply(reply r) {
+  if (phase_ != phase::calling)
+    return; // the client went away meanwhile, and fail() withdrew its acquire
+  if (r.status != http::status::ok)
+    acquire_.reset(); // nothing was granted, so there is nothing to undo
+  send(std::move(r));
+}
+
+// --- watching the client while a call is pending -----------------------------------------------
+
+void http_session::do_watch_client() {
+  if (buffer_.size() >= ctx_->cfg().body_limit + pipeline_slack)
+    return; // enough pipelined data; the rest waits in the kernel
+  watching_ = true;
+  stream_.async_read_some(
+    buffer_.prepare(watch_chunk),
+    beast::bind_front_handler(&http_session::on_watch_client, shared_from_this()));
+}
+
+void http_session::on_watch_client(error_code ec, std::size_t bytes) {
+  watching_ = false;
+  buffer_.commit(bytes); // pipelined data: parsed once this request is answered
+  if (phase_ == phase::closed)
+    return;
+  if (ec == asio::error::eof && !acquire_) {
+    // The client closed (or half-closed) its side. Nothing needs withdrawing, and a half-closed
+    // client still reads: answer, then close.
+    keep_alive_ = false;
+    if (phase_ == phase::replying) {
+      res_.keep_alive(false);
+      do_write();
+    }
+    return;
+  }
+  if (ec && ec != asio::error::operation_aborted)
+    return fail(ec, "watch"); // the client went away mid-acquire, or the connection broke
+  if (phase_ == phase::replying)
+    return do_write(); // send() cancelled this read to make way for the response
+  if (!ec)
+    do_watch_client();
+}
+
+// --- writing the response ----------------------------------------------------------------------
+
+void http_session::send(reply r) {
+  res_ = {};
+  res_.version(version_);
+  res_.result(r.status);
+  res_.set(http::field::server, "fencelock");
+  res_.set(http::field::content_type, "application/json");
+  res_.set("x-request-id", request_id_);
+  if (r.retry_after_s != 0)
+    res_.set(http::field::retry_after, std::to_string(r.retry_after_s));
+  if (!r.allow.empty())
+    res_.set(http::field::allow, r.allow);
+  res_.body() = boost::json::serialize(r.body);
+  res_.keep_alive(keep_alive_);
+  res_.prepare_payload();
+  if (head_) {
+    // A response to HEAD announces its body but never carries it.
+    auto length = res_.body().size();
+    res_.body().clear();
+    res_.content_length(length);
+  }
+  if (watching_) {
+    // One read at a time: stop watching first; on_watch_client continues with do_write().
+    phase_ = phase::replying;
+    stream_.cancel();
+    return;
+  }
+  do_write();
+}
+
+void http_session::reply_and_close(reply r) {
+  // The request could not be read to its end, so the connection cannot carry another one.
+  version_ = 11;
+  keep_alive_ = false;
+  head_ = false;
+  request_id_ = request_id_of(parser_->get());
+  send(std::move(r));
+}
+
+void http_session::do_write() {
+  phase_ = phase::writing;
+  // A client that takes longer than the idle limit to accept a response is as good as gone.
+  stream_.expires_after(milliseconds{ctx_->cfg().header_timeout_ms});
+  http::async_write(stream_, res_,
+                    beast::bind_front_handler(&http_session::on_write, shared_from_this()));
+}
+
+void http_session::on_write(error_code ec, std::size_t) {
+  if (phase_ == phase::closed)
+    return;
+  if (ec)
+    return fail(ec, "write"); // withdraws an acquire whose grant was not delivered
+  acquire_.reset();
+  if (!res_.keep_alive())
+    return do_close();
+  do_read_header();
+}
+
+// --- closing -----------------------------------------------------------------------------------
+
+void http_session::do_close() {
+  phase_ = phase::closing;
+  error_code ec;
+  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+  if (ec)
+    return abandon();
+  stream_.expires_after(linger_time);
+  do_linger();
+}
+
+void http_session::do_linger() {
+  buffer_.clear();
+  stream_.async_read_some(buffer_.prepare(watch_chunk),
+                          beast::bind_front_handler(&http_session::on_linger, shared_from_this()));
+}
+
+void http_session::on_linger(error_code ec, std::size_t) {
+  if (phase_ == phase::closed)
+    return;
+  if (ec)
+    return abandon(); // eof, the linger deadline or a reset: done either way
+  do_linger();
+}
+
+void http_session::close_now() {
+  abandon();
+}
+
+void http_session::fail(error_code ec, const char* what) {
+  if (phase_ == phase::closed)
+    return;
+  if (!is_quiet(ec))
+    log_net_event(log_level::debug, "connection_error",
+                  {{"peer", peer_}, {"stage", what}, {"error", ec.message()}});
+  abandon();
+}
+
+void http_session::abandon() {
+  if (phase_ == phase::closed)
+    return;
+  phase_ = phase::closed;
+  if (acquire_) {
+    // The client will never see the answer: withdraw the waiter, or undo its grant.
+    ctx_->svc().cancel(acquire_->name, acquire_->request_id);
+    acquire_.reset();
+  }
+  stream_.close();
+}
+
+std::string http_session::request_id_of(const http::fields& fields) {
+  auto given = fields["x-request-id"];
+  std::string_view id{given.data(), given.size()};
+  return valid_request_id(id) ? std::string{id} : make_request_id();
+}
+
+} // namespace fencelock::net

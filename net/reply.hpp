@@ -1,0 +1,24 @@
+#pragma once
+
+// What the HTTP layer sends back for one request, before the session adds the headers every
+// response carries (x-request-id, Server, Content-Type, Connection).
+
+#include <cstdint>
+#include <string_view>
+
+#include <boost/beast/http/status.hpp>
+#include <boost/json/value.hpp>
+
+namespace fencelock::net {
+
+/// Describes one response: its status, JSON body and the headers that depend on its outcome.
+struct reply {
+  boost::beast::http::status status = boost::beast::http::status::ok;
+  boost::json::value body;
+  /// Seconds for the Retry-After header (0 = no header).
+  uint32_t retry_after_s = 0;
+  /// Methods for the Allow header of a 405 (empty = no header); always a string literal.
+  std::string_view allow;
+};
+
+} // namespace fencelock::net
