@@ -1,0 +1,440 @@
+// Turns flags, FENCELOCK_* environment variables and an INI file into a fencelock::config.
+//
+// Every setting is one row of `settings` below: its key, the config member it fills, its valid
+// range and its help. Parsing, validation, the help text and the environment names all derive
+// from that table, so a new setting is one new row (plus its member and default in
+// include/fencelock/config.hpp and its documented line in config/fencelock.conf).
+//
+// Values are read as text and converted here rather than by Boost.Program_options, so that every
+// error names the key the way the user spelled it, and "-1" for an unsigned setting is an error
+// instead of a wrap-around.
+
+#include "config/load.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <fstream>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/program_options.hpp>
+
+#include <caf/sec.hpp>
+
+namespace fencelock::config_loader {
+
+namespace {
+
+namespace po = boost::program_options;
+
+using namespace std::string_literals;
+
+/// Points at the member of fencelock::config that a setting fills.
+using member = std::variant<uint16_t config::*, uint32_t config::*, int64_t config::*,
+                            std::string config::*>;
+
+/// Checks a text setting; returns why `x` is not acceptable, or nothing.
+using text_check = std::optional<std::string> (*)(const std::string& x);
+
+/// Describes one setting.
+struct setting {
+  /// Key in kebab-case: the flag without "--" and the key in the INI file.
+  std::string_view key;
+  member field;
+  /// Valid range of an integer setting (inclusive).
+  int64_t min = 0;
+  int64_t max = 0;
+  /// Validity check of a text setting.
+  text_check check = nullptr;
+  /// Placeholder of a text setting's value in the help text.
+  std::string_view arg = "";
+  std::string_view help;
+};
+
+std::optional<std::string> check_ip(const std::string& x) {
+  boost::system::error_code ec;
+  boost::asio::ip::make_address(x, ec);
+  if (ec)
+    return "must be an IP address such as 127.0.0.1, 0.0.0.0 or ::1"s;
+  return std::nullopt;
+}
+
+std::optional<std::string> check_not_empty(const std::string& x) {
+  if (x.empty())
+    return "must not be empty"s;
+  return std::nullopt;
+}
+
+std::optional<std::string> check_store(const std::string& x) {
+  // Other stores (redis) are planned; until they exist a typo must not start a wrong service.
+  if (x != "embedded")
+    return "must be \"embedded\""s;
+  return std::nullopt;
+}
+
+constexpr std::string_view log_levels[] = {"trace", "debug",    "info", "warn",
+                                           "error", "critical", "off"};
+
+std::optional<std::string> check_log_level(const std::string& x) {
+  if (std::find(std::begin(log_levels), std::end(log_levels), x) == std::end(log_levels))
+    return "must be one of trace, debug, info, warn, error, critical, off"s;
+  return std::nullopt;
+}
+
+// The ranges are part of the service's contract (docs, fencelock.conf); keep them in step.
+const setting settings[] = {
+  // --- network ---
+  {.key = "host", .field = &config::host, .check = check_ip, .arg = "ip",
+   .help = "Address the HTTP listener binds to (0.0.0.0 or :: for every interface)."},
+  {.key = "port", .field = &config::port, .min = 0, .max = 65535,
+   .help = "TCP port of the HTTP listener; 0 picks any free port (see the \"listening\" log "
+           "line)."},
+  {.key = "io-threads", .field = &config::io_threads, .min = 1, .max = 64,
+   .help = "Threads running the network I/O loop."},
+  {.key = "body-limit", .field = &config::body_limit, .min = 256, .max = 16'777'216,
+   .help = "Largest accepted request body in bytes; larger bodies get 413 before they are "
+           "read."},
+  {.key = "header-timeout-ms", .field = &config::header_timeout_ms, .min = 100, .max = 600'000,
+   .help = "Time a client has to send a request's headers; also the keep-alive idle limit."},
+  {.key = "body-timeout-ms", .field = &config::body_timeout_ms, .min = 100, .max = 600'000,
+   .help = "Time a client has to send a request's body once its headers arrived."},
+  // --- store ---
+  {.key = "data-dir", .field = &config::data_dir, .check = check_not_empty, .arg = "path",
+   .help = "Directory where the embedded store keeps its files (created if missing)."},
+  {.key = "store", .field = &config::store, .check = check_store, .arg = "kind",
+   .help = "Lease store; \"embedded\" (SQLite in data-dir) is the only one so far."},
+  {.key = "fence-block", .field = &config::fence_block, .min = 1, .max = 1'000'000,
+   .help = "Fencing tokens reserved per durable write of the token ceiling; after a crash up "
+           "to this many tokens are skipped, never reused."},
+  // --- semantics ---
+  {.key = "ttl-min-ms", .field = &config::ttl_min_ms, .min = 1, .max = 86'400'000,
+   .help = "Shortest lease TTL a client may ask for; at most ttl-max-ms."},
+  {.key = "ttl-max-ms", .field = &config::ttl_max_ms, .min = 1, .max = 86'400'000,
+   .help = "Longest lease TTL a client may ask for."},
+  {.key = "wait-max-ms", .field = &config::wait_max_ms, .min = 0, .max = 3'600'000,
+   .help = "Longest time an acquire may wait for a held lock; 0 allows only try-once "
+           "acquires."},
+  {.key = "max-waiters-per-lock", .field = &config::max_waiters_per_lock, .min = 1,
+   .max = 1'000'000,
+   .help = "Waiters one lock may queue before further acquires get 429 too_many_waiters."},
+  {.key = "list-limit-max", .field = &config::list_limit_max, .min = 1, .max = 100'000,
+   .help = "Largest page size of GET /v1/locks."},
+  // --- runtime ---
+  {.key = "actor-threads", .field = &config::actor_threads, .min = 0, .max = 256,
+   .help = "Worker threads of the actor system; 0 means one per core."},
+  {.key = "log-level", .field = &config::log_level, .check = check_log_level, .arg = "level",
+   .help = "Least severe log level written to stdout: trace, debug, info, warn, error, "
+           "critical or off."},
+};
+
+constexpr std::string_view env_prefix = "FENCELOCK_";
+
+/// Returns the setting named `key`, or null.
+const setting* find_setting(std::string_view key) {
+  for (const auto& s : settings)
+    if (s.key == key)
+      return &s;
+  return nullptr;
+}
+
+/// Returns the environment variable of `key`: "data-dir" -> "FENCELOCK_DATA_DIR".
+std::string env_name(std::string_view key) {
+  std::string out{env_prefix};
+  for (char c : key)
+    out += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool is_text(const setting& s) {
+  return std::holds_alternative<std::string config::*>(s.field);
+}
+
+std::string quoted(std::string_view x) {
+  // Appended piecewise: GCC 12's -Wrestrict misfires on "\"" + std::string{x} at -O2.
+  std::string out;
+  out.reserve(x.size() + 2);
+  out += '"';
+  out += x;
+  out += '"';
+  return out;
+}
+
+/// Returns the value of `s` in `cfg` as it would be written in the INI file.
+std::string value_text(const config& cfg, const setting& s) {
+  return std::visit(
+    [&](auto ptr) -> std::string {
+      if constexpr (std::is_same_v<decltype(ptr), std::string config::*>)
+        return cfg.*ptr;
+      else
+        return std::to_string(cfg.*ptr);
+    },
+    s.field);
+}
+
+std::string integer_rule(const setting& s) {
+  return "must be an integer " + std::to_string(s.min) + ".." + std::to_string(s.max);
+}
+
+caf::error config_error(std::string msg) {
+  return caf::make_error(caf::sec::invalid_argument, std::move(msg));
+}
+
+/*
+ * Stores `text` into the member of `s` in `cfg`, checking the setting's own rule (range or text
+ * check; cross-field rules wait for validate()).
+ * `origin`: where an environment or file value came from ("FENCELOCK_PORT", "file "/x.conf""),
+ * appended to the error so a user can tell which hidden layer holds the bad value; "" for a
+ * flag, which the user just typed.
+ */
+caf::error assign(config& cfg, const setting& s, const std::string& text,
+                  const std::string& origin) {
+  auto fail = [&](const std::string& why) {
+    auto msg = std::string{s.key} + ": " + why + " (got " + quoted(text) + ")";
+    if (!origin.empty())
+      msg += "; set by " + origin;
+    return config_error(std::move(msg));
+  };
+  if (auto text_field = std::get_if<std::string config::*>(&s.field)) {
+    if (auto why = s.check ? s.check(text) : std::nullopt)
+      return fail(*why);
+    cfg.**text_field = text;
+    return caf::none;
+  }
+  // Integers: parse as int64 (sign included) and range-check before narrowing, so that "-1" or
+  // "99999999999999999999" is an error rather than a wrapped value.
+  int64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || n < s.min
+      || n > s.max)
+    return fail(integer_rule(s));
+  std::visit(
+    [&](auto ptr) {
+      if constexpr (!std::is_same_v<decltype(ptr), std::string config::*>)
+        cfg.*ptr = static_cast<std::remove_reference_t<decltype(cfg.*ptr)>>(n);
+    },
+    s.field);
+  return caf::none;
+}
+
+/// One value from one layer, waiting to be applied.
+struct assignment {
+  const setting* target;
+  std::string text;
+  std::string origin; // see assign()
+};
+
+/// The options Boost.Program_options knows in the INI file: every setting, nothing else.
+/// Each takes one raw token (untyped_value): converting and checking it is assign()'s job.
+po::options_description file_options() {
+  po::options_description desc;
+  for (const auto& s : settings)
+    desc.add_options()(std::string{s.key}.c_str(), new po::untyped_value(), "");
+  return desc;
+}
+
+/// The flags: every setting plus --config and --help.
+po::options_description flag_options() {
+  auto desc = file_options();
+  desc.add_options()("config", new po::untyped_value(), "")("help,h", "");
+  return desc;
+}
+
+/// Returns the single value of a parsed option ("" for `key =` with nothing after it).
+std::string single_value(const po::option& opt) {
+  return opt.value.empty() ? std::string{} : opt.value.front();
+}
+
+/*
+ * Parses the command line into `out`, and `config_path` when --config is given.
+ * Each flag may appear once: a repeated flag is more likely a mistake than an override.
+ */
+caf::error parse_flags(const std::vector<std::string>& args, std::vector<assignment>& out,
+                       std::optional<std::string>& config_path) {
+  namespace style = po::command_line_style;
+  const auto desc = flag_options(); // the parser keeps a pointer to it
+  po::parsed_options parsed{nullptr};
+  try {
+    // No guessing: "--por" must not silently mean "--port".
+    parsed = po::command_line_parser(args)
+               .options(desc)
+               .style(style::default_style & ~style::allow_guessing)
+               .run();
+  } catch (const po::unknown_option& e) {
+    return config_error(e.get_option_name() + ": unknown setting");
+  } catch (const po::invalid_command_line_syntax& e) {
+    switch (e.kind()) {
+      case po::invalid_syntax::missing_parameter:
+      case po::invalid_syntax::empty_adjacent_parameter:
+        return config_error(e.get_option_name() + ": requires a value");
+      case po::invalid_syntax::extra_parameter:
+        return config_error(e.get_option_name() + ": takes no value");
+      default:
+        return config_error(e.get_option_name() + ": " + e.what());
+    }
+  } catch (const po::error& e) {
+    return config_error("command line: "s + e.what());
+  }
+  std::vector<std::string> seen;
+  for (const auto& opt : parsed.options) {
+    if (opt.string_key.empty()) // a positional token
+      return config_error(quoted(single_value(opt)) + ": unexpected argument (options are "
+                          "--key value or --key=value)");
+    auto flag = "--" + opt.string_key;
+    if (std::find(seen.begin(), seen.end(), opt.string_key) != seen.end())
+      return config_error(flag + ": given more than once");
+    seen.push_back(opt.string_key);
+    if (opt.string_key == "config")
+      config_path = single_value(opt);
+    else if (auto s = find_setting(opt.string_key))
+      out.push_back({s, single_value(opt), ""});
+    // "help" was handled before parsing.
+  }
+  return caf::none;
+}
+
+/*
+ * Reads the FENCELOCK_* entries of `env` ("KEY=VALUE") into `out`, and `config_path` from
+ * FENCELOCK_CONFIG. Other variables are ignored; an unknown FENCELOCK_* is an error, because a
+ * misspelt FENCELOCK_PORTT would otherwise leave the default in force without a word.
+ */
+caf::error parse_env(const std::vector<std::string>& env, std::vector<assignment>& out,
+                     std::optional<std::string>& config_path) {
+  for (const auto& entry : env) {
+    auto eq = entry.find('=');
+    if (eq == std::string::npos || !entry.starts_with(env_prefix))
+      continue;
+    auto name = entry.substr(0, eq);
+    auto value = entry.substr(eq + 1);
+    if (name == env_name("config")) {
+      config_path = value;
+      continue;
+    }
+    auto match = std::find_if(std::begin(settings), std::end(settings),
+                              [&](const setting& s) { return env_name(s.key) == name; });
+    if (match == std::end(settings))
+      return config_error(name + ": unknown setting");
+    out.push_back({&*match, value, name});
+  }
+  return caf::none;
+}
+
+/// Reads the INI file at `path` into `out`; keys may appear once.
+caf::error parse_file(const std::string& path, std::vector<assignment>& out) {
+  if (path.empty())
+    return config_error("config: must name a file (got \"\")");
+  std::ifstream in{path};
+  if (!in)
+    return config_error("config: cannot read " + quoted(path));
+  const auto desc = file_options();
+  po::parsed_options parsed{nullptr};
+  try {
+    parsed = po::parse_config_file(in, desc, false);
+  } catch (const po::unknown_option& e) {
+    return config_error(e.get_option_name() + ": unknown setting (in " + quoted(path) + ")");
+  } catch (const po::error& e) {
+    return config_error("config: " + quoted(path) + ": " + e.what());
+  }
+  auto origin = "file " + quoted(path);
+  std::vector<std::string> seen;
+  for (const auto& opt : parsed.options) {
+    if (std::find(seen.begin(), seen.end(), opt.string_key) != seen.end())
+      return config_error(opt.string_key + ": set more than once in " + quoted(path));
+    seen.push_back(opt.string_key);
+    out.push_back({find_setting(opt.string_key), single_value(opt), origin});
+  }
+  return caf::none;
+}
+
+std::string help_text() {
+  std::string out =
+    "Settings come from flags, FENCELOCK_* environment variables and an INI file, in that\n"
+    "order of precedence; anything unset keeps its built-in default. Unknown settings and\n"
+    "invalid values are errors. Flags take --key value or --key=value.\n"
+    "\n"
+    "  --config <path>  (FENCELOCK_CONFIG; default: none)\n"
+    "      INI file of settings: one \"key = value\" per line, keys as the flags without\n"
+    "      \"--\", comments start with #. config/fencelock.conf documents every key.\n";
+  const config defaults;
+  for (const auto& s : settings) {
+    auto arg = is_text(s) ? std::string{s.arg} : std::to_string(s.min) + ".." + std::to_string(s.max);
+    out += "  --" + std::string{s.key} + " <" + arg + ">  (" + env_name(s.key)
+           + "; default: " + value_text(defaults, s) + ")\n      " + std::string{s.help} + "\n";
+  }
+  out += "  -h, --help\n      Print this help and exit.\n";
+  return out;
+}
+
+bool wants_help(const std::vector<std::string>& args) {
+  return std::any_of(args.begin(), args.end(),
+                     [](const std::string& x) { return x == "--help" || x == "-h"; });
+}
+
+} // namespace
+
+caf::expected<load_result> load(const std::vector<std::string>& args,
+                                const std::vector<std::string>& env) {
+  load_result result;
+  // Help wins over everything, so that it works even with a broken environment or file.
+  if (wants_help(args)) {
+    result.help = true;
+    result.help_text = help_text();
+    return result;
+  }
+  std::vector<assignment> from_flags;
+  std::vector<assignment> from_env;
+  std::vector<assignment> from_file;
+  std::optional<std::string> flag_config;
+  std::optional<std::string> env_config;
+  if (auto err = parse_flags(args, from_flags, flag_config))
+    return err;
+  if (auto err = parse_env(env, from_env, env_config))
+    return err;
+  if (auto path = flag_config ? flag_config : env_config)
+    if (auto err = parse_file(*path, from_file))
+      return err;
+  // Apply the lowest layer first so that higher layers overwrite it.
+  for (const auto* layer : {&from_file, &from_env, &from_flags})
+    for (const auto& a : *layer)
+      if (auto err = assign(result.cfg, *a.target, a.text, a.origin))
+        return err;
+  if (auto err = validate(result.cfg))
+    return err;
+  return result;
+}
+
+caf::error validate(const fencelock::config& cfg) {
+  for (const auto& s : settings) {
+    auto value = value_text(cfg, s);
+    std::optional<std::string> why;
+    if (is_text(s)) {
+      if (s.check)
+        why = s.check(value);
+    } else {
+      // Every integer member fits int64 (uint32 at most), so the comparison is exact.
+      auto n = std::visit(
+        [&](auto ptr) -> int64_t {
+          if constexpr (std::is_same_v<decltype(ptr), std::string config::*>)
+            return 0;
+          else
+            return static_cast<int64_t>(cfg.*ptr);
+        },
+        s.field);
+      if (n < s.min || n > s.max)
+        why = integer_rule(s);
+    }
+    if (why)
+      return config_error(std::string{s.key} + ": " + *why + " (got " + quoted(value) + ")");
+  }
+  if (cfg.ttl_min_ms > cfg.ttl_max_ms)
+    return config_error("ttl-min-ms: must not exceed ttl-max-ms (got "
+                        + std::to_string(cfg.ttl_min_ms) + " > "
+                        + std::to_string(cfg.ttl_max_ms) + ")");
+  return caf::none;
+}
+
+} // namespace fencelock::config_loader

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages fencelock needs to build and test, and only those missing.
+# Runs apt-get (as root, or through sudo when available); does nothing when all are present.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+
+packages=(
+  g++                                # C++20 compiler (GCC 12)
+  cmake                              # build system (3.25)
+  make                               # CMake's default generator
+  pkg-config                         # lets CMake find system libraries
+  libcaf-dev                         # C++ Actor Framework 0.17: the lock actors
+  libboost1.81-dev                   # Boost headers: Asio and Beast for the HTTP front end
+  libboost-json1.81-dev              # Boost.JSON: request/response bodies and log lines
+  libboost-program-options1.81-dev   # Boost.Program_options: flags and the config file
+  libspdlog-dev                      # spdlog: JSON log lines on stdout
+  catch2                             # Catch2 2.13: unit and integration tests
+  libsqlite3-dev                     # SQLite: the embedded lease store
+  python3                            # helper scripts
+)
+
+missing=()
+for pkg in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  if [[ "$status" != "install ok installed" ]]; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages are installed; nothing to do"
+  exit 0
+fi
+
+sudo=()
+if ((EUID != 0)); then
+  command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+echo "install-deps: installing ${missing[*]}"
+"${sudo[@]}" apt-get update
+"${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The README's quick start, from any working directory:
+#   scripts/quickstart.sh serve [serve flags...]   build, then run the server in the foreground
+#   scripts/quickstart.sh test                     build, then run every test
+# Both install missing Debian packages first and build into build/ (Release, tests on).
+set -euo pipefail
+
+cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
+
+usage() {
+  echo "usage: scripts/quickstart.sh serve [fencelock serve flags...] | test" >&2
+  exit 2
+}
+
+build() {
+  scripts/install-deps.sh
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DFENCELOCK_BUILD_TESTS=ON
+  cmake --build build -j"$(nproc)"
+}
+
+(($# >= 1)) || usage
+mode=$1
+shift
+case "$mode" in
+  serve)
+    build
+    exec build/fencelock serve "$@"
+    ;;
+  test)
+    (($# == 0)) || usage
+    build
+    # Tests pick their own free ports and temp dirs, so they may run in parallel.
+    ctest --test-dir build --output-on-failure -j2 --timeout 600
+    ;;
+  *)
+    usage
+    ;;
+esac

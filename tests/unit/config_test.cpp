@@ -1,0 +1,294 @@
+// Configuration loading: the shipped fencelock.conf, precedence of the layers, and errors that
+// name the key. Pure parsing: no sockets, threads or sleeps (only small temp files).
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <caf/sec.hpp>
+
+#include "config/load.hpp"
+#include "fencelock/config.hpp"
+#include "fencelock/errc.hpp"
+
+namespace {
+
+using fencelock::config;
+using fencelock::config_loader::load;
+using strings = std::vector<std::string>;
+
+/// Writes `text` to a fresh file in the temp directory and removes it again.
+class temp_file {
+public:
+  explicit temp_file(const std::string& text) {
+    static int counter = 0;
+    path_ = (std::filesystem::temp_directory_path()
+             / ("fencelock_config_test_" + std::to_string(::getpid()) + "_"
+                + std::to_string(++counter) + ".conf"))
+              .string();
+    std::ofstream{path_} << text;
+  }
+  ~temp_file() {
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
+  temp_file(const temp_file&) = delete;
+  temp_file& operator=(const temp_file&) = delete;
+  const std::string& path() const {
+    return path_;
+  }
+
+private:
+  std::string path_;
+};
+
+/// Loads and expects success.
+config load_ok(const strings& args, const strings& env = {}) {
+  auto res = load(args, env);
+  if (!res)
+    FAIL("unexpected error: " << fencelock::error_message(res.error()));
+  REQUIRE_FALSE(res->help);
+  return res->cfg;
+}
+
+/// Loads, expects failure, and returns the message.
+std::string load_error(const strings& args, const strings& env = {}) {
+  auto res = load(args, env);
+  REQUIRE_FALSE(res);
+  return fencelock::error_message(res.error());
+}
+
+/// Compares every field, so that a new field without a default in fencelock.conf shows up.
+void require_same(const config& x, const config& y) {
+  CHECK(x.host == y.host);
+  CHECK(x.port == y.port);
+  CHECK(x.io_threads == y.io_threads);
+  CHECK(x.body_limit == y.body_limit);
+  CHECK(x.header_timeout_ms == y.header_timeout_ms);
+  CHECK(x.body_timeout_ms == y.body_timeout_ms);
+  CHECK(x.data_dir == y.data_dir);
+  CHECK(x.store == y.store);
+  CHECK(x.fence_block == y.fence_block);
+  CHECK(x.ttl_min_ms == y.ttl_min_ms);
+  CHECK(x.ttl_max_ms == y.ttl_max_ms);
+  CHECK(x.wait_max_ms == y.wait_max_ms);
+  CHECK(x.max_waiters_per_lock == y.max_waiters_per_lock);
+  CHECK(x.list_limit_max == y.list_limit_max);
+  CHECK(x.actor_threads == y.actor_threads);
+  CHECK(x.log_level == y.log_level);
+}
+
+const std::string shipped_conf = FENCELOCK_SOURCE_DIR "/config/fencelock.conf";
+
+} // namespace
+
+TEST_CASE("the shipped fencelock.conf holds exactly the defaults", "[config]") {
+  require_same(load_ok({"--config", shipped_conf}), config{});
+}
+
+TEST_CASE("the shipped fencelock.conf sets every key", "[config]") {
+  // Parsing to the defaults proves nothing about a key the file forgets; look for each one.
+  std::ifstream in{shipped_conf};
+  REQUIRE(in);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  auto help = load({"--help"}, {});
+  REQUIRE(help);
+  for (const std::string key :
+       {"host", "port", "io-threads", "body-limit", "header-timeout-ms", "body-timeout-ms",
+        "data-dir", "store", "fence-block", "ttl-min-ms", "ttl-max-ms", "wait-max-ms",
+        "max-waiters-per-lock", "list-limit-max", "actor-threads", "log-level"}) {
+    INFO(key);
+    CHECK(std::any_of(lines.begin(), lines.end(),
+                      [&](const std::string& line) { return line.starts_with(key + " = "); }));
+    std::string flag{"--"};
+    flag += key;
+    flag += ' ';
+    CHECK(help->help_text.find(flag) != std::string::npos);
+  }
+}
+
+TEST_CASE("no input yields the defaults, which are valid", "[config]") {
+  require_same(load_ok({}), config{});
+  CHECK_FALSE(fencelock::config_loader::validate(config{}));
+}
+
+TEST_CASE("every setting can be set by flag", "[config]") {
+  auto cfg = load_ok({"--host", "::1", "--port", "0", "--io-threads", "4", "--body-limit",
+                      "1024", "--header-timeout-ms", "200", "--body-timeout-ms", "300",
+                      "--data-dir", "/tmp/fl", "--store", "embedded", "--fence-block", "5",
+                      "--ttl-min-ms", "10", "--ttl-max-ms", "20", "--wait-max-ms", "0",
+                      "--max-waiters-per-lock", "7", "--list-limit-max", "8", "--actor-threads",
+                      "3", "--log-level=debug"});
+  CHECK(cfg.host == "::1");
+  CHECK(cfg.port == 0);
+  CHECK(cfg.io_threads == 4);
+  CHECK(cfg.body_limit == 1024);
+  CHECK(cfg.header_timeout_ms == 200);
+  CHECK(cfg.body_timeout_ms == 300);
+  CHECK(cfg.data_dir == "/tmp/fl");
+  CHECK(cfg.store == "embedded");
+  CHECK(cfg.fence_block == 5);
+  CHECK(cfg.ttl_min_ms == 10);
+  CHECK(cfg.ttl_max_ms == 20);
+  CHECK(cfg.wait_max_ms == 0);
+  CHECK(cfg.max_waiters_per_lock == 7);
+  CHECK(cfg.list_limit_max == 8);
+  CHECK(cfg.actor_threads == 3);
+  CHECK(cfg.log_level == "debug");
+}
+
+TEST_CASE("flags beat the environment, which beats the file", "[config]") {
+  temp_file file{"port = 1111\nio-threads = 2\ndata-dir = /from/file\n"};
+
+  SECTION("file over defaults") {
+    auto cfg = load_ok({"--config", file.path()});
+    CHECK(cfg.port == 1111);
+    CHECK(cfg.io_threads == 2);
+    CHECK(cfg.data_dir == "/from/file");
+    CHECK(cfg.host == config{}.host);
+  }
+  SECTION("environment over file") {
+    auto cfg = load_ok({"--config", file.path()}, {"FENCELOCK_PORT=2222"});
+    CHECK(cfg.port == 2222);
+    CHECK(cfg.io_threads == 2);
+  }
+  SECTION("flag over environment") {
+    auto cfg = load_ok({"--config", file.path(), "--port", "3333"},
+                       {"FENCELOCK_PORT=2222", "FENCELOCK_DATA_DIR=/from/env"});
+    CHECK(cfg.port == 3333);
+    CHECK(cfg.data_dir == "/from/env");
+    CHECK(cfg.io_threads == 2);
+  }
+  SECTION("FENCELOCK_CONFIG names the file, --config overrides it") {
+    CHECK(load_ok({}, {"FENCELOCK_CONFIG=" + file.path()}).port == 1111);
+    CHECK(load_ok({"--config", shipped_conf}, {"FENCELOCK_CONFIG=" + file.path()}).port
+          == config{}.port);
+  }
+  SECTION("other environment variables are ignored") {
+    CHECK(load_ok({}, {"PATH=/usr/bin", "FENCELOCKPORT=1", "NOEQUALS"}).port == config{}.port);
+  }
+}
+
+TEST_CASE("invalid values fail naming the key", "[config]") {
+  auto starts_with = [](const std::string& msg, const std::string& prefix) {
+    INFO(msg);
+    CHECK(msg.rfind(prefix, 0) == 0);
+  };
+
+  SECTION("not a number") {
+    CHECK(load_error({"--port", "abc"}) == "port: must be an integer 0..65535 (got \"abc\")");
+  }
+  SECTION("trailing garbage and empty values") {
+    starts_with(load_error({"--io-threads", "4x"}), "io-threads: must be an integer 1..64");
+    starts_with(load_error({}, {"FENCELOCK_BODY_LIMIT="}), "body-limit: must be an integer");
+  }
+  SECTION("negative numbers for unsigned settings do not wrap around") {
+    starts_with(load_error({"--port", "-1"}), "port: must be an integer 0..65535 (got \"-1\")");
+    starts_with(load_error({"--body-limit=-1"}), "body-limit: must be an integer");
+    starts_with(load_error({}, {"FENCELOCK_MAX_WAITERS_PER_LOCK=-4294967295"}),
+                "max-waiters-per-lock: must be an integer");
+  }
+  SECTION("out of range") {
+    starts_with(load_error({"--port", "65536"}), "port: must be an integer 0..65535");
+    starts_with(load_error({"--io-threads", "0"}), "io-threads: must be an integer 1..64");
+    starts_with(load_error({"--io-threads", "65"}), "io-threads: must be an integer 1..64");
+    starts_with(load_error({"--body-limit", "255"}), "body-limit: must be an integer 256..");
+    starts_with(load_error({"--header-timeout-ms", "99"}), "header-timeout-ms: must be");
+    starts_with(load_error({"--body-timeout-ms", "600001"}), "body-timeout-ms: must be");
+    starts_with(load_error({"--fence-block", "0"}), "fence-block: must be");
+    starts_with(load_error({"--ttl-min-ms", "0"}), "ttl-min-ms: must be");
+    starts_with(load_error({"--ttl-max-ms", "86400001"}), "ttl-max-ms: must be");
+    starts_with(load_error({"--wait-max-ms", "3600001"}), "wait-max-ms: must be");
+    starts_with(load_error({"--max-waiters-per-lock", "0"}), "max-waiters-per-lock: must be");
+    starts_with(load_error({"--list-limit-max", "100001"}), "list-limit-max: must be");
+    starts_with(load_error({"--actor-threads", "257"}), "actor-threads: must be");
+    starts_with(load_error({"--port", "99999999999999999999999"}), "port: must be");
+  }
+  SECTION("bad text values") {
+    starts_with(load_error({"--host", "localhost"}), "host: must be an IP address");
+    starts_with(load_error({"--data-dir", ""}), "data-dir: must not be empty");
+    starts_with(load_error({"--store", "redis"}), "store: must be \"embedded\"");
+    starts_with(load_error({"--log-level", "verbose"}), "log-level: must be one of");
+  }
+  SECTION("cross-field rule") {
+    starts_with(load_error({"--ttl-min-ms", "5000", "--ttl-max-ms", "1000"}),
+                "ttl-min-ms: must not exceed ttl-max-ms");
+  }
+  SECTION("bad values in the environment and the file name their origin") {
+    auto msg = load_error({}, {"FENCELOCK_PORT=abc"});
+    starts_with(msg, "port: must be an integer");
+    CHECK(msg.find("FENCELOCK_PORT") != std::string::npos);
+    temp_file file{"log-level = loud\n"};
+    msg = load_error({"--config", file.path()});
+    starts_with(msg, "log-level: must be one of");
+    CHECK(msg.find(file.path()) != std::string::npos);
+  }
+  SECTION("a bad value loses even when a higher layer overrides it") {
+    // Each layer is checked as read: a broken file is reported, not silently masked.
+    temp_file file{"port = abc\n"};
+    starts_with(load_error({"--config", file.path(), "--port", "1"}), "port: must be");
+  }
+}
+
+TEST_CASE("validate() checks a config built in code", "[config]") {
+  using fencelock::config_loader::validate;
+  auto msg = [](const config& cfg) { return fencelock::error_message(validate(cfg)); };
+  config cfg;
+  cfg.io_threads = 0;
+  CHECK(msg(cfg).rfind("io-threads: ", 0) == 0);
+  cfg = config{};
+  cfg.ttl_min_ms = cfg.ttl_max_ms + 1;
+  CHECK(msg(cfg).rfind("ttl-min-ms: ", 0) == 0);
+  cfg = config{};
+  cfg.host = "not an ip";
+  CHECK(msg(cfg).rfind("host: ", 0) == 0);
+  CHECK(validate(cfg).code() == static_cast<uint8_t>(caf::sec::invalid_argument));
+}
+
+TEST_CASE("unknown keys fail naming the key", "[config]") {
+  CHECK(load_error({"--portt", "1"}) == "--portt: unknown setting");
+  CHECK(load_error({"--por", "1"}) == "--por: unknown setting"); // no prefix guessing
+  CHECK(load_error({}, {"FENCELOCK_PORTT=1"}) == "FENCELOCK_PORTT: unknown setting");
+  temp_file file{"port = 1\nportt = 2\n"};
+  CHECK(load_error({"--config", file.path()}).rfind("portt: unknown setting", 0) == 0);
+  temp_file sectioned{"[server]\nport = 1\n"};
+  CHECK(load_error({"--config", sectioned.path()}).rfind("server.port: unknown setting", 0)
+        == 0);
+}
+
+TEST_CASE("malformed input fails with a message", "[config]") {
+  CHECK(load_error({"--port"}) == "--port: requires a value");
+  CHECK(load_error({"serve"}).find("unexpected argument") != std::string::npos);
+  CHECK(load_error({"--port", "1", "--port", "2"}) == "--port: given more than once");
+  CHECK(load_error({"--config", "/nonexistent/fencelock.conf"}).rfind("config: cannot read", 0)
+        == 0);
+  temp_file garbage{"port 7070\n"};
+  CHECK(load_error({"--config", garbage.path()}).rfind("config: ", 0) == 0);
+  temp_file twice{"port = 1\nport = 2\n"};
+  CHECK(load_error({"--config", twice.path()}).rfind("port: set more than once", 0) == 0);
+}
+
+TEST_CASE("--help explains every option, its variable and default", "[config]") {
+  for (const auto* flag : {"--help", "-h"}) {
+    // Help works even when the rest of the input is broken.
+    auto res = load({flag, "--portt"}, {"FENCELOCK_BOGUS=1"});
+    REQUIRE(res);
+    CHECK(res->help);
+    const auto& text = res->help_text;
+    CHECK(text.find("--port <0..65535>  (FENCELOCK_PORT; default: " + std::to_string(config{}.port)
+                    + ")")
+          != std::string::npos);
+    CHECK(text.find("--data-dir <path>  (FENCELOCK_DATA_DIR; default: " + config{}.data_dir + ")")
+          != std::string::npos);
+    CHECK(text.find("FENCELOCK_MAX_WAITERS_PER_LOCK") != std::string::npos);
+    CHECK(text.find("--config <path>") != std::string::npos);
+  }
+}
