@@ -1,0 +1,120 @@
+// The stale holder, the product's first requirement: a holder that is paused past its lease and
+// then resumes must not be able to overwrite the work of the next holder. The fencing token makes
+// the resource reject it, and the service refuses its renewal.
+//
+//   child (separate process)       test                         fenced resource
+//   acquire L (ttl 1 s) -> t1
+//   write(t1) --------------------------------------------------> accepted
+//   {"step":"ready"}
+//                                  SIGSTOP child
+//                                  "go" into child's stdin (buffered)
+//                                  poll status(L) until free
+//                                  acquire L -> t2 > t1
+//                                  write(t2) -------------------> accepted
+//                                  SIGCONT child
+//   write(t1) --------------------------------------------------> 409 stale_token
+//   renew(t1) -> 409 lease_lost
+
+#define CATCH_CONFIG_ENABLE_OPTIONAL_STRINGMAKER
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+
+#include "support/child_process.hpp"
+#include "support/fenced_resource.hpp"
+#include "support/lock_api.hpp"
+#include "support/poll.hpp"
+#include "support/server_process.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace fencelock::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Waits for the child's JSON line of `step` and returns it parsed.
+boost::json::value child_step(child_process& child, const std::string& step) {
+  auto needle = "\"step\":\"" + step + "\"";
+  auto line = child.wait_for_line(
+    [&](std::string_view l) { return l.find(needle) != std::string_view::npos; }, 30s);
+  INFO("child step " << step << "\n" << child.diagnostics());
+  REQUIRE(line.has_value());
+  boost::system::error_code ec;
+  auto v = boost::json::parse(*line, ec);
+  REQUIRE_FALSE(ec);
+  return v;
+}
+
+} // namespace
+
+TEST_CASE("stale_holder_is_fenced_off", "[integration]") {
+  temp_dir dir;
+  fenced_resource resource;
+  server_process server{dir.str()};
+  lock_client api{server.port()};
+  const std::string lock = "reports:daily";
+  constexpr int64_t child_ttl_ms = 1000;
+
+  child_process child{FENCELOCK_TEST_HOLDER,
+                      {std::to_string(server.port()), lock, "paused-worker",
+                       std::to_string(child_ttl_ms), std::to_string(resource.port())}};
+
+  // The child holds the lock and has written once.
+  auto acquired = child_step(child, "acquire");
+  REQUIRE(json_i64(acquired, "status") == 200);
+  auto t1 = json_u64(acquired, "token").value_or(0);
+  REQUIRE(t1 > 0);
+  auto write1 = child_step(child, "write1");
+  CHECK(json_i64(write1, "status") == 200);
+  child_step(child, "ready");
+
+  // Freeze it; queue its "go" so that it acts the moment it is thawed.
+  REQUIRE(child.stop());
+  REQUIRE(child.write_stdin("go\n"));
+
+  // Its lease runs out while it is frozen.
+  bool expired = eventually([&] { return !api.status_of(lock).held; }, 30s, 50ms);
+  REQUIRE(expired);
+
+  // A second holder takes over with a higher token and writes.
+  auto res = api.acquire(lock, "second-worker", 30'000, 0);
+  INFO(res.describe());
+  REQUIRE(res.status == 200);
+  auto second = lease_view::from(res);
+  REQUIRE(second.has_value());
+  CHECK(second->token > t1);
+  {
+    http_client writer{resource.port()};
+    boost::json::object body{{"lock", lock}, {"token", second->token}, {"data", "second:work"}};
+    auto w = writer.post("/write", body);
+    INFO(w.describe());
+    CHECK(w.status == 200);
+  }
+
+  // Thaw the child: its write with the old token is rejected, its renewal is refused.
+  child.resume();
+  auto write2 = child_step(child, "write2");
+  CHECK(json_i64(write2, "status") == 409);
+  CHECK(json_str(write2, "error") == "stale_token");
+  auto renew = child_step(child, "renew");
+  CHECK(json_i64(renew, "status") == 409);
+  CHECK(json_str(renew, "error") == "lease_lost");
+  auto ended = child.wait(30s);
+  REQUIRE(ended.has_value());
+  INFO(child.diagnostics());
+  CHECK(ended->clean());
+
+  // The resource holds the second holder's work; the stale write left no trace.
+  auto entry = resource.get(lock);
+  REQUIRE(entry.has_value());
+  CHECK(entry->content == "second:work");
+  CHECK(entry->highest_token == second->token);
+  CHECK(entry->accepted.size() == 2u);
+  CHECK(entry->rejected.size() == 1u);
+
+  // The service still shows the second holder.
+  auto st = api.status_of(lock);
+  CHECK(st.held);
+  CHECK(st.owner == "second-worker");
+  CHECK(st.token == second->token);
+}

@@ -1,0 +1,94 @@
+#include "support/server_process.hpp"
+
+#include <csignal>
+#include <stdexcept>
+
+#include <boost/json/parse.hpp>
+
+#include "support/http_client.hpp"
+#include "support/poll.hpp"
+
+namespace fencelock::test {
+
+namespace {
+
+std::vector<std::string> serve_args(std::string data_dir, std::vector<std::string> extra) {
+  std::vector<std::string> args{"serve", "--port", "0", "--data-dir", std::move(data_dir)};
+  args.insert(args.end(), std::make_move_iterator(extra.begin()),
+              std::make_move_iterator(extra.end()));
+  return args;
+}
+
+} // namespace
+
+std::string server_binary() {
+  return FENCELOCK_BINARY;
+}
+
+std::optional<uint16_t> parse_listening_port(std::string_view line) {
+  if (line.find("\"listening\"") == std::string_view::npos)
+    return std::nullopt;
+  auto brace = line.find('{');
+  if (brace == std::string_view::npos)
+    return std::nullopt;
+  boost::system::error_code ec;
+  auto v = boost::json::parse(line.substr(brace), ec);
+  if (ec || !v.is_object())
+    return std::nullopt;
+  const auto& obj = v.as_object();
+  auto* event = obj.if_contains("event");
+  auto* port = obj.if_contains("port");
+  if (event == nullptr || !event->is_string() || event->as_string() != "listening"
+      || port == nullptr)
+    return std::nullopt;
+  int64_t p = 0;
+  if (port->is_int64())
+    p = port->as_int64();
+  else if (port->is_uint64() && port->as_uint64() <= 65535)
+    p = static_cast<int64_t>(port->as_uint64());
+  if (p <= 0 || p > 65535)
+    return std::nullopt;
+  return static_cast<uint16_t>(p);
+}
+
+server_process::server_process(std::string data_dir, std::vector<std::string> extra_args,
+                               std::chrono::milliseconds start_timeout)
+  : proc_(server_binary(), serve_args(std::move(data_dir), std::move(extra_args))) {
+  auto deadline = std::chrono::steady_clock::now() + start_timeout;
+  auto line = proc_.wait_for_line(
+    [](std::string_view l) { return parse_listening_port(l).has_value(); }, start_timeout);
+  if (!line)
+    throw std::runtime_error("the server did not print a \"listening\" line within "
+                             + std::to_string(start_timeout.count()) + " ms\n"
+                             + proc_.diagnostics());
+  port_ = *parse_listening_port(*line);
+
+  // Listening is not ready: the store may still be recovering. Poll /readyz until 200.
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+    deadline - std::chrono::steady_clock::now());
+  if (left.count() < 1000)
+    left = std::chrono::milliseconds{1000};
+  http_client client{port_, http_options{std::chrono::seconds{5}, false}};
+  std::string last;
+  bool ready = eventually(
+    [&] {
+      auto res = client.try_request("GET", "/readyz");
+      last = res ? res.response.describe() : res.what;
+      return res && res.response.status == 200;
+    },
+    left, std::chrono::milliseconds{20});
+  if (!ready)
+    throw std::runtime_error("the server on port " + std::to_string(port_)
+                             + " did not become ready; last /readyz: " + last + "\n"
+                             + proc_.diagnostics());
+}
+
+std::optional<exit_status> server_process::terminate(std::chrono::milliseconds timeout) {
+  proc_.send_signal(SIGTERM);
+  auto st = proc_.wait(timeout);
+  if (!st)
+    proc_.kill();
+  return st;
+}
+
+} // namespace fencelock::test

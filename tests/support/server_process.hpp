@@ -1,0 +1,90 @@
+#pragma once
+
+// The fencelock server binary as a child of the test: `fencelock serve --port 0 --data-dir <dir>`
+// plus extra flags. The constructor returns once the server printed its "listening" line and
+// /readyz answers 200; the destructor kills and reaps it (see child_process).
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/child_process.hpp"
+
+namespace fencelock::test {
+
+/// Returns the path of the server binary under test.
+std::string server_binary();
+
+class server_process {
+public:
+  /// Starts the server on a free port with its store in `data_dir`. Throws std::runtime_error
+  /// (with the server's output) when it does not listen and get ready within `start_timeout`.
+  explicit server_process(std::string data_dir, std::vector<std::string> extra_args = {},
+                          std::chrono::milliseconds start_timeout = std::chrono::seconds{30});
+
+  server_process(const server_process&) = delete;
+  server_process& operator=(const server_process&) = delete;
+
+  /// Returns the port from the "listening" line.
+  uint16_t port() const noexcept {
+    return port_;
+  }
+
+  /// Returns the stdout lines so far (JSON log events).
+  std::vector<std::string> lines() const {
+    return proc_.lines();
+  }
+
+  /// Waits for a stdout line satisfying `pred`; see child_process::wait_for_line.
+  std::optional<std::string> wait_for_line(const std::function<bool(std::string_view)>& pred,
+                                           std::chrono::milliseconds timeout) const {
+    return proc_.wait_for_line(pred, timeout);
+  }
+
+  /// Kills the server with SIGKILL (a crash) and reaps it.
+  void sigkill() {
+    proc_.kill();
+  }
+
+  /// Freezes the server (SIGSTOP); returns false if it did not stop.
+  bool sigstop() {
+    return proc_.stop();
+  }
+
+  /// Thaws the server (SIGCONT).
+  void sigcont() {
+    proc_.resume();
+  }
+
+  /// Sends SIGTERM and waits up to `timeout` for the exit; on timeout kills it and returns
+  /// nothing.
+  std::optional<exit_status> terminate(std::chrono::milliseconds timeout = std::chrono::seconds{30});
+
+  /// Returns whether the server process still runs.
+  bool running() {
+    return proc_.running();
+  }
+
+  /// Returns the server's recent output, for failure messages.
+  std::string diagnostics() const {
+    return proc_.diagnostics();
+  }
+
+  /// Returns the child process.
+  child_process& process() noexcept {
+    return proc_;
+  }
+
+private:
+  child_process proc_;
+  uint16_t port_ = 0;
+};
+
+/// Parses the port of a `"event":"listening"` line; nothing when `line` is not one.
+std::optional<uint16_t> parse_listening_port(std::string_view line);
+
+} // namespace fencelock::test
