@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "integration/checks.hpp"
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
 #include "support/server_process.hpp"
@@ -154,13 +155,6 @@ std::vector<bad_case> bad_cases() {
   };
 }
 
-lease_view require_lease(const http_response& res) {
-  INFO(res.describe());
-  REQUIRE(res.status == 200);
-  auto lease = lease_view::from(res);
-  REQUIRE(lease.has_value());
-  return *lease;
-}
 
 } // namespace
 

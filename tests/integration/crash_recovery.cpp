@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "integration/checks.hpp"
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
 #include "support/server_process.hpp"
@@ -22,13 +23,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-lease_view require_lease(const http_response& res) {
-  INFO(res.describe());
-  REQUIRE(res.status == 200);
-  auto lease = lease_view::from(res);
-  REQUIRE(lease.has_value());
-  return *lease;
-}
 
 // What the load threads saw; filled by several threads, read after they are joined.
 struct load_record {

@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "integration/checks.hpp"
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
 #include "support/server_process.hpp"
@@ -16,18 +17,6 @@
 
 using namespace fencelock::test;
 using namespace std::chrono_literals;
-
-namespace {
-
-lease_view require_lease(const http_response& res) {
-  INFO(res.describe());
-  REQUIRE(res.status == 200);
-  auto lease = lease_view::from(res);
-  REQUIRE(lease.has_value());
-  return *lease;
-}
-
-} // namespace
 
 TEST_CASE("http_happy_path", "[integration]") {
   temp_dir dir;

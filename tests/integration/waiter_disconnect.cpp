@@ -6,6 +6,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "integration/checks.hpp"
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
 #include "support/server_process.hpp"
@@ -16,13 +17,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-lease_view require_lease(const http_response& res) {
-  INFO(res.describe());
-  REQUIRE(res.status == 200);
-  auto lease = lease_view::from(res);
-  REQUIRE(lease.has_value());
-  return *lease;
-}
 
 // Sends a waiting acquire for `lock` as owner "gone" on a raw connection, without reading.
 std::unique_ptr<raw_connection> start_waiter(uint16_t port, const std::string& lock) {
