@@ -24,6 +24,7 @@ using lock_actor = caf::typed_actor<
   caf::replies_to<renew_atom, renew_request>::with<lease>,
   caf::replies_to<release_atom, release_request>::with<bool>,
   caf::replies_to<status_atom, std::string>::with<lock_status>,
+  caf::replies_to<check_atom, check_request>::with<check_result>,
   caf::reacts_to<cancel_atom, std::string, uint64_t>,
   /// From the watchdog: the lease with this token may have reached its deadline.
   caf::reacts_to<expire_atom, uint64_t>,

@@ -276,6 +276,12 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       ++s.seen;
       return s.lock.status(self->clock().now(), s.ctx.clock);
     },
+    [=](check_atom, const check_request& req) -> check_result {
+      idle_check check{self};
+      auto& s = self->state;
+      ++s.seen;
+      return s.lock.check(req.token, self->clock().now(), s.ctx.clock);
+    },
     [=](cancel_atom, const std::string&, uint64_t request_id) {
       idle_check check{self};
       auto& s = self->state;

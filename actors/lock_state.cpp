@@ -47,6 +47,17 @@ lease lock_state::to_lease(const holder_info& h, const clock_mapping& clock) con
   return {name, h.owner, h.token, h.ttl_ms, clock.to_wall_ms(to_ns(h.deadline))};
 }
 
+check_result lock_state::check(uint64_t token, time_point now,
+                               const clock_mapping& clock) const {
+  check_result result;
+  if (holder && !lease_ended(now)) {
+    result.current = holder->token == token;
+    result.token = holder->token;
+    result.expires_at_ms = clock.to_wall_ms(to_ns(holder->deadline));
+  }
+  return result;
+}
+
 lock_status lock_state::status(time_point now, const clock_mapping& clock) const {
   lock_status result;
   result.name = name;

@@ -83,6 +83,9 @@ struct lock_state {
   /// Returns the lease of `h` on this lock.
   lease to_lease(const holder_info& h, const clock_mapping& clock) const;
 
+  /// Returns whether `token` is the current, unexpired lease, and which lease is current.
+  check_result check(uint64_t token, time_point now, const clock_mapping& clock) const;
+
   /// Returns the lock's status as clients see it.
   lock_status status(time_point now, const clock_mapping& clock) const;
 

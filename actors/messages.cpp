@@ -13,6 +13,8 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<renew_request>("fencelock::renew_request");
   cfg.add_message_type<release_request>("fencelock::release_request");
   cfg.add_message_type<lock_status>("fencelock::lock_status");
+  cfg.add_message_type<check_request>("fencelock::check_request");
+  cfg.add_message_type<check_result>("fencelock::check_result");
   cfg.add_message_type<list_request>("fencelock::list_request");
   cfg.add_message_type<lock_list>("fencelock::lock_list");
   cfg.add_message_type<stored_lock>("fencelock::stored_lock");

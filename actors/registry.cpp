@@ -119,6 +119,13 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx,
           });
       return rp;
     },
+    [=](check_atom, check_request& req) -> caf::result<check_result> {
+      // A held lock always has a live actor: no actor, nothing is current.
+      auto* e = route_existing(self, req.name);
+      if (!e)
+        return check_result{};
+      return self->delegate(e->handle, check_atom_v, std::move(req));
+    },
     [=](cancel_atom, std::string& name, uint64_t request_id) {
       if (auto* e = route_existing(self, name))
         self->send(e->handle, cancel_atom_v, std::move(name), request_id);

@@ -30,6 +30,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(fencelock::reply_to<fencelock::lease>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(fencelock::reply_to<bool>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(fencelock::reply_to<fencelock::lock_status>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(fencelock::reply_to<fencelock::lock_list>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(fencelock::reply_to<fencelock::check_result>)
 
 namespace fencelock {
 
@@ -79,6 +80,9 @@ caf::behavior bridge_impl(caf::event_based_actor* self, registry_actor registry,
       forward(self, registry, call_timeout, running, std::move(cb), status_atom_v,
               std::move(name));
     },
+    [=](check_atom, check_request& req, reply_to<check_result>& cb) {
+      forward(self, registry, call_timeout, running, std::move(cb), check_atom_v, std::move(req));
+    },
     [=](list_atom, list_request& req, reply_to<lock_list>& cb) {
       forward(self, registry, call_timeout, running, std::move(cb), list_atom_v, std::move(req));
     },
@@ -116,7 +120,8 @@ struct service::impl {
     auto started = std::chrono::steady_clock::now();
     auto finish = [=, ctx = std::move(ctx), done = std::move(done)](caf::expected<T> x) {
       caf::error err = x ? caf::error{} : x.error();
-      log_operation({op, ctx.request_id, lock, owner, x ? token_of(*x) : token, started}, err);
+      auto granted = x ? token_of(*x) : 0; // the token answered, else the one presented
+      log_operation({op, ctx.request_id, lock, owner, granted != 0 ? granted : token, started}, err);
       done(std::move(x));
     };
     if (invalid)
@@ -235,6 +240,14 @@ void service::status(std::string name, callback<lock_status> done, call_context 
   auto lock = name;
   impl_->call<lock_status>(status_atom_v, "status", std::move(name), lock, std::string{}, 0,
                            std::move(done), std::move(ctx), std::move(invalid));
+}
+
+void service::check(check_request req, callback<check_result> done, call_context ctx) {
+  auto invalid = validate(req, impl_->cfg);
+  auto name = req.name;
+  auto token = req.token;
+  impl_->call<check_result>(check_atom_v, "check", std::move(req), name, std::string{}, token,
+                            std::move(done), std::move(ctx), std::move(invalid));
 }
 
 void service::list(list_request req, callback<lock_list> done, call_context ctx) {

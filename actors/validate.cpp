@@ -85,6 +85,12 @@ caf::error validate(const release_request& x, const config&) {
   return check_token(x.token);
 }
 
+caf::error validate(const check_request& x, const config&) {
+  if (!valid_lock_name(x.name))
+    return invalid_field("name", "must be 1..200 characters of [A-Za-z0-9._:-]");
+  return check_token(x.token);
+}
+
 caf::error validate(const list_request& x, const config& cfg) {
   if (!x.prefix.empty() && x.prefix.size() > 200)
     return invalid_field("prefix", "must be at most 200 characters of [A-Za-z0-9._:-]");

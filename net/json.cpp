@@ -129,6 +129,23 @@ caf::error parse_release_body(std::string_view body, release_request& out) {
   return in.error();
 }
 
+caf::error parse_check_body(std::string_view body, check_request& out) {
+  body_reader in{body, {"token"}};
+  in.read_token("token", out.token, presence::required);
+  return in.error();
+}
+
+boost::json::object to_json(const check_result& x) {
+  boost::json::object result{{"current", x.current}};
+  if (x.token != 0) {
+    result["token"] = x.token;
+    result["expiresAt"] = x.expires_at_ms;
+  } else {
+    result["token"] = nullptr;
+  }
+  return result;
+}
+
 boost::json::object to_json(const lease& x) {
   return {{"name", x.name},
           {"owner", x.owner},

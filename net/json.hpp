@@ -30,6 +30,12 @@ caf::error parse_renew_body(std::string_view body, renew_request& out);
 /// Reads {owner, token} into `out`.
 caf::error parse_release_body(std::string_view body, release_request& out);
 
+/// Reads {token} into `out`.
+caf::error parse_check_body(std::string_view body, check_request& out);
+
+/// Returns {current, token (null when the lock is free), expiresAt?}.
+boost::json::object to_json(const check_result& x);
+
 /// Returns {name, owner, token, ttlMs, expiresAt}.
 boost::json::object to_json(const lease& x);
 

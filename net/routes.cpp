@@ -23,7 +23,7 @@ namespace {
 
 // --- paths -------------------------------------------------------------------------------------
 
-enum class endpoint { acquire, renew, release, status, list, healthz, readyz };
+enum class endpoint { acquire, renew, release, check, status, list, healthz, readyz };
 
 struct path_match {
   endpoint where;
@@ -57,11 +57,14 @@ std::optional<path_match> match_path(std::string_view path) {
     return path_match{endpoint::renew, name};
   if (operation == "release")
     return path_match{endpoint::release, name};
+  if (operation == "check")
+    return path_match{endpoint::check, name};
   return std::nullopt;
 }
 
 bool is_post(endpoint x) noexcept {
-  return x == endpoint::acquire || x == endpoint::renew || x == endpoint::release;
+  return x == endpoint::acquire || x == endpoint::renew || x == endpoint::release
+         || x == endpoint::check;
 }
 
 // --- percent-encoding --------------------------------------------------------------------------
@@ -242,6 +245,10 @@ void start(service& svc, release_request req, call_context ctx, reply_handler do
   svc.release(std::move(req), answer_with<bool>(std::move(done)), std::move(ctx));
 }
 
+void start(service& svc, check_request req, call_context ctx, reply_handler done) {
+  svc.check(std::move(req), answer_with<check_result>(std::move(done)), std::move(ctx));
+}
+
 void start(service& svc, status_query query, call_context ctx, reply_handler done) {
   svc.status(std::move(query.name), answer_with<lock_status>(std::move(done)), std::move(ctx));
 }
@@ -275,6 +282,8 @@ route_result route(http::verb method, std::string_view target, std::string_view 
       return lock_operation<renew_request>(match->raw_name, body, cfg, parse_renew_body);
     case endpoint::release:
       return lock_operation<release_request>(match->raw_name, body, cfg, parse_release_body);
+    case endpoint::check:
+      return lock_operation<check_request>(match->raw_name, body, cfg, parse_check_body);
     case endpoint::status:
       return status_route(match->raw_name);
     case endpoint::list:

@@ -33,7 +33,8 @@ struct status_query {
 /// A request that passed every boundary check, ready for the service. An acquire_request still
 /// needs its request_id, which the session assigns because it may have to cancel it.
 using service_call =
-  std::variant<acquire_request, renew_request, release_request, status_query, list_request>;
+  std::variant<acquire_request, renew_request, release_request, check_request, status_query,
+               list_request>;
 
 /// Either the call to make, or the reply that answers the request at once (an error, or a probe).
 using route_result = std::variant<service_call, reply>;

@@ -22,6 +22,7 @@ using registry_actor = caf::typed_actor<
   caf::replies_to<release_atom, release_request>::with<bool>,
   caf::replies_to<status_atom, std::string>::with<lock_status>,
   caf::replies_to<list_atom, list_request>::with<lock_list>,
+  caf::replies_to<check_atom, check_request>::with<check_result>,
   /// Withdraws the waiting acquire `request_id` on lock `name`, and undoes its grant when the
   /// grant could not be delivered.
   caf::reacts_to<cancel_atom, std::string, uint64_t>,

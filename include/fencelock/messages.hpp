@@ -23,6 +23,7 @@ FENCELOCK_ATOM(release, "flrelease");
 FENCELOCK_ATOM(status, "flstatus");
 FENCELOCK_ATOM(list, "fllist");
 FENCELOCK_ATOM(cancel, "flcancel");
+FENCELOCK_ATOM(check, "flcheck");
 
 // Internal: registry <-> lock actor.
 FENCELOCK_ATOM(idle, "flidle");

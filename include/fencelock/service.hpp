@@ -85,6 +85,10 @@ public:
   /// Reads one lock's state.
   void status(std::string name, callback<lock_status> done, call_context ctx = {});
 
+  /// Tells whether a token is the current, unexpired lease of its lock (for resources that keep
+  /// no high-water mark of their own; see docs/fencing.md for when that is enough).
+  void check(check_request req, callback<check_result> done, call_context ctx = {});
+
   /// Lists held locks, one page at a time.
   void list(list_request req, callback<lock_list> done, call_context ctx = {});
 

@@ -51,6 +51,20 @@ struct release_request {
   uint64_t token = 0;
 };
 
+/// Asks whether `token` is the current, unexpired lease of lock `name` (Chubby's CheckSequencer).
+struct check_request {
+  std::string name;
+  uint64_t token = 0;
+};
+
+/// Answers a check_request. `current` holds only at the instant of the answer: a resource that
+/// acts on it later still needs its own guard (docs/fencing.md).
+struct check_result {
+  bool current = false;
+  uint64_t token = 0;         // the lock's current token, 0 when it is free
+  int64_t expires_at_ms = 0;  // 0 when free
+};
+
 /// Describes one lock as the service sees it now.
 struct lock_status {
   std::string name;
@@ -96,6 +110,16 @@ typename Inspector::result_type inspect(Inspector& f, renew_request& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, release_request& x) {
   return f(caf::meta::type_name("fencelock::release_request"), x.name, x.owner, x.token);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, check_request& x) {
+  return f(caf::meta::type_name("fencelock::check_request"), x.name, x.token);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, check_result& x) {
+  return f(caf::meta::type_name("fencelock::check_result"), x.current, x.token, x.expires_at_ms);
 }
 
 template <class Inspector>

@@ -367,3 +367,24 @@ TEST_CASE("json quotes client text as printable ASCII", "[net]") {
   CHECK(fencelock::net::printable_excerpt("a\nb\x7f\xc3") == "a?b??");
   CHECK(fencelock::net::printable_excerpt(std::string(100, 'x'), 10) == std::string(10, 'x'));
 }
+
+TEST_CASE("routes parse a check and refuse bad ones", "[net]") {
+  auto req = expect_call<fencelock::check_request>(post("/v1/locks/a/check", R"({"token":12})"));
+  CHECK(req.name == "a");
+  CHECK(req.token == 12);
+  expect_invalid(post("/v1/locks/a/check", R"({})"), "token");
+  expect_invalid(post("/v1/locks/a/check", R"({"token":0})"), "token");
+  expect_invalid(post("/v1/locks/a/check", R"({"token":1,"owner":"w"})"), "owner");
+  auto wrong = expect_reply(get("/v1/locks/a/check"));
+  CHECK(wrong.status == http::status::method_not_allowed);
+}
+
+TEST_CASE("json writes a check result, token null when free", "[net]") {
+  auto held = fencelock::net::to_json(fencelock::check_result{false, 7, 1234});
+  CHECK(held.at("current").as_bool() == false);
+  CHECK(held.at("token").as_uint64() == 7u);
+  CHECK(held.at("expiresAt").as_int64() == 1234);
+  auto free_lock = fencelock::net::to_json(fencelock::check_result{});
+  CHECK(free_lock.at("token").is_null());
+  CHECK_FALSE(free_lock.contains("expiresAt"));
+}

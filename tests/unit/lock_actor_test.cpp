@@ -261,3 +261,28 @@ TEST_CASE("concurrent writes share one commit", "[actors]") {
     REQUIRE(r->value());
   CHECK(store->commits() - commits_before < 10);
 }
+
+TEST_CASE("check tells whether a token is the current, unexpired lease", "[actors]") {
+  actor_fixture f;
+  auto check = [&](const std::string& name, uint64_t token) {
+    auto r = f.ask<check_result>(f.registry, check_atom_v, check_request{name, token});
+    f.run();
+    return r->value().value();
+  };
+  // A lock without an actor holds nothing, and checking spawns nothing.
+  auto base = f.running_actors();
+  CHECK_FALSE(check("a", 1).current);
+  CHECK(f.running_actors() == base);
+  auto l = f.acquire("a", "alice", 1000)->value().value();
+  auto now = check("a", l.token);
+  CHECK(now.current);
+  CHECK(now.token == l.token);
+  CHECK(now.expires_at_ms == l.expires_at_ms);
+  auto older = check("a", l.token - 1);
+  CHECK_FALSE(older.current);
+  CHECK(older.token == l.token);
+  f.advance(1000);
+  auto ended = check("a", l.token);
+  CHECK_FALSE(ended.current);
+  CHECK(ended.token == 0);
+}
