@@ -1,8 +1,10 @@
 // The stale holder, the product's first requirement: a holder that is paused past its lease and
 // then resumes must not be able to overwrite the work of the next holder. The fencing token makes
-// the resource reject it, and the service refuses its renewal.
+// the resource reject it, and the service refuses its renewal. The resource is the fenced
+// key-value store (examples/fenced_store), a child process with its own data directory; every
+// write names the lock and token in its Fencing-Lock / Fencing-Token headers.
 //
-//   child (separate process)       test                         fenced resource
+//   child (separate process)       test                         fenced store
 //   acquire L (ttl 1 s) -> t1
 //   write(t1) --------------------------------------------------> accepted
 //   {"step":"ready"}
@@ -18,10 +20,12 @@
 #define CATCH_CONFIG_ENABLE_OPTIONAL_STRINGMAKER
 #include <catch2/catch.hpp>
 
+#include <csignal>
+
 #include <boost/json.hpp>
 
 #include "support/child_process.hpp"
-#include "support/fenced_resource.hpp"
+#include "support/http_client.hpp"
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
 #include "support/server_process.hpp"
@@ -31,6 +35,28 @@ using namespace fencelock::test;
 using namespace std::chrono_literals;
 
 namespace {
+
+// The fenced key-value store as a child process on a free port with its data in `data_dir`.
+struct fenced_store_process {
+  child_process proc;
+  uint16_t port = 0;
+
+  explicit fenced_store_process(const std::string& data_dir)
+    : proc(FENCELOCK_FENCED_STORE, {"--port", "0", "--data-dir", data_dir}) {
+    auto line = proc.wait_for_line(
+      [](std::string_view l) { return parse_listening_port(l).has_value(); }, 30s);
+    INFO("fenced store\n" << proc.diagnostics());
+    REQUIRE(line.has_value());
+    port = parse_listening_port(*line).value_or(0);
+    REQUIRE(port != 0);
+  }
+};
+
+// Returns the store's GET /kv/{key} answer.
+http_response store_get(uint16_t port, const std::string& key) {
+  http_client c{port};
+  return c.get("/kv/" + key);
+}
 
 // Waits for the child's JSON line of `step` and returns it parsed.
 boost::json::value child_step(child_process& child, const std::string& step) {
@@ -49,15 +75,17 @@ boost::json::value child_step(child_process& child, const std::string& step) {
 
 TEST_CASE("stale_holder_is_fenced_off", "[integration]") {
   temp_dir dir;
-  fenced_resource resource;
+  temp_dir store_dir{"fencelock-store-"};
+  fenced_store_process store{store_dir.str()};
   server_process server{dir.str()};
   lock_client api{server.port()};
   const std::string lock = "reports:daily";
+  const std::string key = "reports.daily.csv";
   constexpr int64_t child_ttl_ms = 1000;
 
   child_process child{FENCELOCK_TEST_HOLDER,
                       {std::to_string(server.port()), lock, "paused-worker",
-                       std::to_string(child_ttl_ms), std::to_string(resource.port())}};
+                       std::to_string(child_ttl_ms), std::to_string(store.port), key}};
 
   // The child holds the lock and has written once.
   auto acquired = child_step(child, "acquire");
@@ -67,6 +95,14 @@ TEST_CASE("stale_holder_is_fenced_off", "[integration]") {
   auto write1 = child_step(child, "write1");
   CHECK(json_i64(write1, "status") == 200);
   child_step(child, "ready");
+  {
+    auto before = store_get(store.port, key);
+    INFO(before.describe());
+    CHECK(before.status == 200);
+    REQUIRE(before.json.has_value());
+    CHECK(json_str(*before.json, "value") == "child:before-pause");
+    CHECK(json_u64(*before.json, "token") == t1);
+  }
 
   // Freeze it; queue its "go" so that it acts the moment it is thawed.
   REQUIRE(child.stop());
@@ -84,11 +120,14 @@ TEST_CASE("stale_holder_is_fenced_off", "[integration]") {
   REQUIRE(second.has_value());
   CHECK(second->token > t1);
   {
-    http_client writer{resource.port()};
-    boost::json::object body{{"lock", lock}, {"token", second->token}, {"data", "second:work"}};
-    auto w = writer.post("/write", body);
+    http_client writer{store.port};
+    auto w = writer.request("PUT", "/kv/" + key, std::string{"second:work"},
+                            {{"Fencing-Lock", lock},
+                             {"Fencing-Token", std::to_string(second->token)}});
     INFO(w.describe());
     CHECK(w.status == 200);
+    REQUIRE(w.json.has_value());
+    CHECK(json_u64(*w.json, "token") == second->token);
   }
 
   // Thaw the child: its write with the old token is rejected, its renewal is refused.
@@ -96,6 +135,7 @@ TEST_CASE("stale_holder_is_fenced_off", "[integration]") {
   auto write2 = child_step(child, "write2");
   CHECK(json_i64(write2, "status") == 409);
   CHECK(json_str(write2, "error") == "stale_token");
+  CHECK(json_u64(write2, "highest") == second->token);
   auto renew = child_step(child, "renew");
   CHECK(json_i64(renew, "status") == 409);
   CHECK(json_str(renew, "error") == "lease_lost");
@@ -104,17 +144,32 @@ TEST_CASE("stale_holder_is_fenced_off", "[integration]") {
   INFO(child.diagnostics());
   CHECK(ended->clean());
 
-  // The resource holds the second holder's work; the stale write left no trace.
-  auto entry = resource.get(lock);
-  REQUIRE(entry.has_value());
-  CHECK(entry->content == "second:work");
-  CHECK(entry->highest_token == second->token);
-  CHECK(entry->accepted.size() == 2u);
-  CHECK(entry->rejected.size() == 1u);
+  // The store holds the second holder's work; the stale write left no trace.
+  auto entry = store_get(store.port, key);
+  INFO(entry.describe());
+  REQUIRE(entry.status == 200);
+  REQUIRE(entry.json.has_value());
+  CHECK(json_str(*entry.json, "value") == "second:work");
+  CHECK(json_u64(*entry.json, "token") == second->token);
+  {
+    http_client c{store.port};
+    auto stats = c.get("/stats");
+    INFO(stats.describe());
+    REQUIRE(stats.json.has_value());
+    CHECK(json_u64(*stats.json, "written") == 2u); // child's first write, second holder's
+    CHECK(json_u64(*stats.json, "stale") == 1u);   // child's write after the pause
+  }
 
   // The service still shows the second holder.
   auto st = api.status_of(lock);
   CHECK(st.held);
   CHECK(st.owner == "second-worker");
   CHECK(st.token == second->token);
+
+  // The store stops cleanly on SIGTERM.
+  store.proc.send_signal(SIGTERM);
+  auto store_end = store.proc.wait(30s);
+  INFO(store.proc.diagnostics());
+  REQUIRE(store_end.has_value());
+  CHECK(store_end->clean());
 }
