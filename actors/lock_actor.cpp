@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "actors/metrics.hpp"
 #include "fencelock/errc.hpp"
 
 //          acquire (free, no waiters): new token
@@ -70,7 +71,9 @@ void arm_expiry(self_ptr self) {
 }
 
 // Persists `next` as the lock's holder (nullopt = free), then applies it and calls `then`.
-void commit(self_ptr self, std::optional<holder_info> next, write_done then) {
+// `end_cause` labels the lease end in the metrics when `next` frees a held lock.
+void commit(self_ptr self, std::optional<holder_info> next, write_done then,
+            lease_end_cause end_cause = lease_end_cause::released) {
   auto& st = self->state;
   ++st.in_flight;
   self->request(st.ctx.store, st.ctx.store_timeout, put_atom_v, st.lock.record(next))
@@ -80,6 +83,14 @@ void commit(self_ptr self, std::optional<holder_info> next, write_done then) {
         --s.in_flight;
         if (next)
           s.lock.last_token = std::max(s.lock.last_token, next->token);
+        // Only a change of holder between none and some moves the held gauge; a renewal or a
+        // hand-off within one commit does not.
+        if (auto* m = s.ctx.metrics.get()) {
+          if (!s.lock.holder && next)
+            m->lease_started();
+          else if (s.lock.holder && !next)
+            m->lease_ended(end_cause);
+        }
         s.lock.holder = next;
         arm_expiry(self);
         then(caf::none);
@@ -133,13 +144,17 @@ void hand_off(self_ptr self) {
   });
 }
 
-// Frees the lock (persisted first), then hands it to the next waiter.
-void end_lease(self_ptr self, write_done then) {
-  commit(self, std::nullopt, [=](const caf::error& err) {
-    then(err);
-    if (!err)
-      hand_off(self);
-  });
+// Frees the lock (persisted first), counting the end as `cause`, then hands it to the next
+// waiter.
+void end_lease(self_ptr self, lease_end_cause cause, write_done then) {
+  commit(
+    self, std::nullopt,
+    [=](const caf::error& err) {
+      then(err);
+      if (!err)
+        hand_off(self);
+    },
+    cause);
 }
 
 // Ends the lease `token` if it is still the lease and its deadline has passed.
@@ -147,7 +162,7 @@ void expire_if_ended(self_ptr self, uint64_t token) {
   auto& st = self->state;
   if (!st.lock.holder || st.lock.holder->token != token || !st.lock.lease_ended(self->clock().now()))
     return; // stale timer: released, renewed or already replaced
-  end_lease(self, [=](const caf::error& err) {
+  end_lease(self, lease_end_cause::expired, [=](const caf::error& err) {
     // Fail closed: until the end is on record the lease stands (nobody else gets the lock, and
     // its holder cannot renew it either); try again shortly.
     if (err)
@@ -193,6 +208,9 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
         --s.in_flight;
         s.lock = lock_state::from_record(rec);
         s.lock.name = name;
+        // A lease recovered from the store is held like a granted one (and will end like one).
+        if (s.lock.holder && s.ctx.metrics)
+          s.ctx.metrics->lease_started();
         arm_expiry(self); // a deadline that passed while we were down fires at once
         maybe_report_idle(self);
       },
@@ -262,7 +280,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       if (!s.lock.is_current(req.owner, req.token, self->clock().now()))
         return lease_lost_error();
       auto rp = self->make_response_promise<bool>();
-      end_lease(self, [rp](const caf::error& err) mutable {
+      end_lease(self, lease_end_cause::released, [rp](const caf::error& err) mutable {
         if (err)
           rp.deliver(err);
         else
@@ -293,7 +311,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       }
       // The grant went out but never reached its client: nobody will use or release it.
       if (request_id != 0 && s.lock.holder && s.lock.holder->grant_id == request_id)
-        end_lease(self, [](const caf::error&) {});
+        end_lease(self, lease_end_cause::undelivered, [](const caf::error&) {});
     },
     [=](expire_atom, uint64_t token) {
       idle_check check{self};

@@ -1,12 +1,15 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 
 #include "actors/clock.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/lock_state.hpp"
 
 namespace fencelock {
+
+class metrics;
 
 /// What every lock actor needs to know about the rest of the service.
 struct lock_context {
@@ -18,6 +21,8 @@ struct lock_context {
   uint32_t max_waiters = 1000;
   /// How long a store or fence request may take before it counts as failed (fail closed).
   caf::timespan store_timeout = std::chrono::seconds{10};
+  /// Counts lease grants and ends (null = not counted, as in unit tests and benchmarks).
+  std::shared_ptr<fencelock::metrics> metrics;
 };
 
 struct lock_actor_state {

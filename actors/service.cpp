@@ -8,6 +8,7 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
+#include "actors/metrics.hpp"
 #include "actors/oplog.hpp"
 #include "actors/store/sqlite_store.hpp"
 #include "actors/wiring.hpp"
@@ -108,6 +109,8 @@ struct service::impl {
   caf::actor bridge;
   running_flag running = std::make_shared<std::atomic<bool>>(false);
   std::atomic<uint64_t> next_id{1};
+  // Outlives stop(): the counts of a stopped service can still be scraped.
+  std::shared_ptr<metrics> stats = std::make_shared<metrics>();
 
   impl(caf::actor_system& s, fencelock::config c) : sys(s), cfg(std::move(c)) {
   }
@@ -118,10 +121,15 @@ struct service::impl {
             const std::string& owner, uint64_t token, callback<T> done, call_context ctx,
             caf::error invalid) {
     auto started = std::chrono::steady_clock::now();
-    auto finish = [=, ctx = std::move(ctx), done = std::move(done)](caf::expected<T> x) {
+    auto finish = [=, stats = stats, ctx = std::move(ctx), done = std::move(done)](caf::expected<T> x) {
       caf::error err = x ? caf::error{} : x.error();
       auto granted = x ? token_of(*x) : 0; // the token answered, else the one presented
       log_operation({op, ctx.request_id, lock, owner, granted != 0 ? granted : token, started}, err);
+      errc code;
+      auto outcome = !err ? std::string{"ok"}
+                          : as_errc(err, code) ? std::string{to_string(code)}
+                                               : std::string{"unavailable"};
+      stats->record_operation(op, outcome, std::chrono::steady_clock::now() - started);
       done(std::move(x));
     };
     if (invalid)
@@ -154,7 +162,7 @@ caf::error service::start() {
     return std::move(opened.error());
   d.store = std::move(*opened);
   // SQLite blocks on fsync: its actor gets a thread of its own, off the scheduler.
-  auto actors = spawn_service_actors(d.sys, d.store, d.cfg, true);
+  auto actors = spawn_service_actors(d.sys, d.store, d.cfg, true, d.stats);
   if (!actors)
     return std::move(actors.error());
   d.actors = std::move(*actors);
@@ -168,9 +176,10 @@ bool service::stop(std::chrono::milliseconds grace) {
   if (!d.running->exchange(false))
     return true;
   caf::scoped_actor self{d.sys};
-  // The registry first (it stops the lock actors, which answer their waiters), the store last.
+  // The registry first (it stops the lock actors, which answer their waiters), the bridge last,
+  // so that those answers still reach their callbacks.
   auto order = d.actors.stop_order();
-  order.insert(order.begin(), d.bridge);
+  order.push_back(d.bridge);
   auto deadline = std::chrono::steady_clock::now() + grace;
   bool all_down = true;
   for (auto& a : order) {
@@ -199,6 +208,10 @@ registry_actor service::registry() const {
 
 const fencelock::config& service::cfg() const noexcept {
   return impl_->cfg;
+}
+
+std::string service::metrics_text() const {
+  return impl_->stats->scrape();
 }
 
 uint64_t service::next_request_id() noexcept {

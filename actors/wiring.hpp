@@ -13,6 +13,8 @@
 
 namespace fencelock {
 
+class metrics;
+
 struct service_actors {
   store_actor store;
   fence_issuer_actor fence;
@@ -25,9 +27,10 @@ struct service_actors {
 
 /// Reads the fence floor and the held locks from `store` (blocking: call it before serving),
 /// then spawns the actors. `detached_store` gives the store actor its own thread, for stores
-/// that block on I/O.
+/// that block on I/O. The lock actors count lease grants and ends into `stats` (null = none).
 caf::expected<service_actors> spawn_service_actors(caf::actor_system& sys,
                                                    std::shared_ptr<lease_store> store,
-                                                   const config& cfg, bool detached_store);
+                                                   const config& cfg, bool detached_store,
+                                                   std::shared_ptr<metrics> stats = nullptr);
 
 } // namespace fencelock

@@ -273,13 +273,13 @@ void http_session::send(reply r) {
   res_.version(version_);
   res_.result(r.status);
   res_.set(http::field::server, "fencelock");
-  res_.set(http::field::content_type, "application/json");
+  res_.set(http::field::content_type, r.text_type.empty() ? "application/json" : r.text_type);
   res_.set("x-request-id", request_id_);
   if (r.retry_after_s != 0)
     res_.set(http::field::retry_after, std::to_string(r.retry_after_s));
   if (!r.allow.empty())
     res_.set(http::field::allow, r.allow);
-  res_.body() = boost::json::serialize(r.body);
+  res_.body() = r.text_type.empty() ? boost::json::serialize(r.body) : std::move(r.text);
   res_.keep_alive(keep_alive_);
   res_.prepare_payload();
   if (head_) {

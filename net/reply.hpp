@@ -4,6 +4,7 @@
 // response carries (x-request-id, Server, Content-Type, Connection).
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include <boost/beast/http/status.hpp>
@@ -15,6 +16,10 @@ namespace fencelock::net {
 struct reply {
   boost::beast::http::status status = boost::beast::http::status::ok;
   boost::json::value body;
+  /// Content-Type of a body that is not JSON (empty = the JSON `body`); always a string literal.
+  std::string_view text_type;
+  /// The body sent instead of `body` when `text_type` is set.
+  std::string text;
   /// Seconds for the Retry-After header (0 = no header).
   uint32_t retry_after_s = 0;
   /// Methods for the Allow header of a 405 (empty = no header); always a string literal.

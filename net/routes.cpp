@@ -23,7 +23,7 @@ namespace {
 
 // --- paths -------------------------------------------------------------------------------------
 
-enum class endpoint { acquire, renew, release, check, status, list, healthz, readyz };
+enum class endpoint { acquire, renew, release, check, status, list, healthz, readyz, metrics };
 
 struct path_match {
   endpoint where;
@@ -37,6 +37,8 @@ std::optional<path_match> match_path(std::string_view path) {
     return path_match{endpoint::healthz, {}};
   if (path == "/readyz")
     return path_match{endpoint::readyz, {}};
+  if (path == "/metrics")
+    return path_match{endpoint::metrics, {}};
   constexpr std::string_view locks = "/v1/locks";
   if (!path.starts_with(locks))
     return std::nullopt;
@@ -257,6 +259,14 @@ void start(service& svc, list_request req, call_context ctx, reply_handler done)
   svc.list(std::move(req), answer_with<lock_list>(std::move(done)), std::move(ctx));
 }
 
+void start(service& svc, metrics_query, call_context, reply_handler done) {
+  // Answered at once on the calling thread: a scrape reads the counters, it waits for nobody.
+  reply result;
+  result.text_type = "text/plain; version=0.0.4";
+  result.text = svc.metrics_text();
+  done(std::move(result));
+}
+
 } // namespace
 
 route_result route(http::verb method, std::string_view target, std::string_view body,
@@ -292,6 +302,8 @@ route_result route(http::verb method, std::string_view target, std::string_view 
       return ok(boost::json::object{{"status", "ok"}});
     case endpoint::readyz:
       return readiness(ready);
+    case endpoint::metrics:
+      return service_call{metrics_query{}};
   }
   return error_reply(http::status::not_found, "not_found", "no such route");
 }

@@ -10,6 +10,7 @@
 //   GET  /v1/locks/{name}
 //   GET  /v1/locks?prefix=&limit=&cursor=
 //   GET  /healthz                   GET /readyz
+//   GET  /metrics                   (Prometheus text format, docs/metrics.md)
 
 #include <functional>
 #include <string>
@@ -30,11 +31,14 @@ struct status_query {
   std::string name;
 };
 
+/// Asks for the service's metrics (GET /metrics).
+struct metrics_query {};
+
 /// A request that passed every boundary check, ready for the service. An acquire_request still
 /// needs its request_id, which the session assigns because it may have to cancel it.
 using service_call =
   std::variant<acquire_request, renew_request, release_request, check_request, status_query,
-               list_request>;
+               list_request, metrics_query>;
 
 /// Either the call to make, or the reply that answers the request at once (an error, or a probe).
 using route_result = std::variant<service_call, reply>;

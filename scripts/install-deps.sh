@@ -16,6 +16,7 @@ packages=(
   libspdlog-dev                      # spdlog: JSON log lines on stdout
   catch2                             # Catch2 2.13: unit and integration tests
   libsqlite3-dev                     # SQLite: the embedded lease store
+  prometheus-cpp-dev                 # Prometheus client, core library only: GET /metrics
   libhiredis-dev                     # hiredis: the Redis client of the recipe tests
   redis-server                       # a real Redis for the recipe tests, which start their own
                                      # on a free port; none depends on the system service

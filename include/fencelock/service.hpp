@@ -66,6 +66,10 @@ public:
   /// Returns the configuration the service runs with.
   const fencelock::config& cfg() const noexcept;
 
+  /// Returns the service's metrics in the Prometheus text format 0.0.4 (docs/metrics.md).
+  /// Thread-safe.
+  std::string metrics_text() const;
+
   /// Returns a process-unique id for acquire_request::request_id.
   uint64_t next_request_id() noexcept;
 

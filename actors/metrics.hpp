@@ -1,0 +1,57 @@
+#pragma once
+
+// The service's Prometheus metrics: one object per service, shared by the service (operation
+// counts and latencies) and its lock actors (lease grants and ends). prometheus-cpp metrics are
+// thread-safe, so any actor or caller thread may update them.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+namespace fencelock {
+
+/// Why a lease ended: the `cause` label of fencelock_lease_ends_total.
+enum class lease_end_cause { released, expired, undelivered };
+
+/// Returns the label text of `x`.
+std::string_view to_string(lease_end_cause x) noexcept;
+
+/// Holds the registry and every fencelock metric (see docs/metrics.md).
+class metrics {
+public:
+  /// Registers every metric family, with all label sets known in advance at zero.
+  metrics();
+
+  metrics(const metrics&) = delete;
+  metrics& operator=(const metrics&) = delete;
+
+  /// Counts one finished client operation `op` with `outcome` ("ok" or the error code) and
+  /// records how long it took. Thread-safe.
+  void record_operation(std::string_view op, std::string_view outcome,
+                        std::chrono::steady_clock::duration elapsed);
+
+  /// Counts a lock that went from free to held (a new grant, or a lease recovered at start).
+  void lease_started();
+
+  /// Counts a lock that went from held to free, for `cause`.
+  void lease_ended(lease_end_cause cause);
+
+  /// Returns every metric in the Prometheus text exposition format (version 0.0.4).
+  std::string scrape() const;
+
+private:
+  prometheus::Registry registry_;
+  prometheus::Family<prometheus::Counter>& operations_;
+  prometheus::Family<prometheus::Histogram>& durations_;
+  prometheus::Family<prometheus::Counter>& lease_ends_;
+  prometheus::Gauge& locks_held_;
+};
+
+} // namespace fencelock

@@ -1,0 +1,91 @@
+// actors/metrics and the GET /metrics route: counters move, the held gauge goes up and down, and
+// the scrape is the Prometheus text format. No sockets.
+
+#define CATCH_CONFIG_ENABLE_OPTIONAL_STRINGMAKER
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <variant>
+
+#include "actors/metrics.hpp"
+#include "fencelock/config.hpp"
+#include "net/routes.hpp"
+#include "support/prom_text.hpp"
+
+using fencelock::lease_end_cause;
+using fencelock::test::has_line;
+using fencelock::test::sample;
+using namespace std::chrono_literals;
+
+TEST_CASE("metrics start at zero with every known series", "[metrics]") {
+  fencelock::metrics m;
+  auto text = m.scrape();
+  CHECK(has_line(text, "# TYPE fencelock_operations_total counter"));
+  CHECK(has_line(text, "# TYPE fencelock_operation_duration_seconds histogram"));
+  CHECK(has_line(text, "# TYPE fencelock_lease_ends_total counter"));
+  CHECK(has_line(text, "# TYPE fencelock_locks_held gauge"));
+  for (auto op : {"acquire", "renew", "release", "check", "status", "list"}) {
+    CAPTURE(op);
+    CHECK(sample(text, std::string{"fencelock_operations_total{op=\""} + op
+                         + "\",outcome=\"ok\"}")
+          == 0.0);
+    CHECK(sample(text, std::string{"fencelock_operation_duration_seconds_count{op=\""} + op
+                         + "\"}")
+          == 0.0);
+  }
+  for (auto cause : {"released", "expired", "undelivered"})
+    CHECK(sample(text, std::string{"fencelock_lease_ends_total{cause=\""} + cause + "\"}") == 0.0);
+  CHECK(sample(text, "fencelock_locks_held") == 0.0);
+}
+
+TEST_CASE("metrics count operations and their durations", "[metrics]") {
+  fencelock::metrics m;
+  m.record_operation("acquire", "ok", 2ms);
+  m.record_operation("acquire", "ok", 20ms);
+  m.record_operation("renew", "lease_lost", 50us);
+  auto text = m.scrape();
+  CHECK(sample(text, R"(fencelock_operations_total{op="acquire",outcome="ok"})") == 2.0);
+  CHECK(sample(text, R"(fencelock_operations_total{op="renew",outcome="lease_lost"})") == 1.0);
+  CHECK(sample(text, R"(fencelock_operations_total{op="renew",outcome="ok"})") == 0.0);
+  CHECK(sample(text, R"(fencelock_operation_duration_seconds_count{op="acquire"})") == 2.0);
+  CHECK(sample(text, R"(fencelock_operation_duration_seconds_count{op="renew"})") == 1.0);
+  // Buckets run from 100 µs to 10 s.
+  CHECK(sample(text, R"(fencelock_operation_duration_seconds_bucket{op="renew",le="0.0001"})")
+        == 1.0);
+  CHECK(sample(text, R"(fencelock_operation_duration_seconds_bucket{op="acquire",le="0.005"})")
+        == 1.0);
+  CHECK(sample(text, R"(fencelock_operation_duration_seconds_bucket{op="acquire",le="10"})")
+        == 2.0);
+  auto sum = sample(text, R"(fencelock_operation_duration_seconds_sum{op="acquire"})");
+  REQUIRE(sum);
+  CHECK(*sum == Approx(0.022));
+}
+
+TEST_CASE("the held gauge follows lease starts and ends", "[metrics]") {
+  fencelock::metrics m;
+  m.lease_started();
+  m.lease_started();
+  CHECK(sample(m.scrape(), "fencelock_locks_held") == 2.0);
+  m.lease_ended(lease_end_cause::released);
+  m.lease_ended(lease_end_cause::expired);
+  auto text = m.scrape();
+  CHECK(sample(text, "fencelock_locks_held") == 0.0);
+  CHECK(sample(text, R"(fencelock_lease_ends_total{cause="released"})") == 1.0);
+  CHECK(sample(text, R"(fencelock_lease_ends_total{cause="expired"})") == 1.0);
+  CHECK(sample(text, R"(fencelock_lease_ends_total{cause="undelivered"})") == 0.0);
+}
+
+TEST_CASE("GET /metrics routes to the metrics, other methods get 405", "[metrics][net]") {
+  namespace http = boost::beast::http;
+  using fencelock::net::reply;
+  using fencelock::net::route;
+  const fencelock::config cfg{};
+  auto got = route(http::verb::get, "/metrics", "", cfg, true);
+  REQUIRE(std::holds_alternative<fencelock::net::service_call>(got));
+  CHECK(std::holds_alternative<fencelock::net::metrics_query>(
+    std::get<fencelock::net::service_call>(got)));
+  auto posted = route(http::verb::post, "/metrics", "", cfg, true);
+  REQUIRE(std::holds_alternative<reply>(posted));
+  CHECK(std::get<reply>(posted).status == http::status::method_not_allowed);
+  CHECK(std::get<reply>(posted).allow == "GET");
+}
