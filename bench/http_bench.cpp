@@ -22,6 +22,7 @@
 #include <caf/actor_system_config.hpp>
 #include <spdlog/spdlog.h>
 
+#include "bench/side_by_side.hpp"
 #include "fencelock/messages.hpp"
 #include "fencelock/service.hpp"
 #include "net/http_server.hpp"
@@ -109,16 +110,11 @@ double trial(uint16_t port, workload w, int clients, double seconds) {
   return n / elapsed;
 }
 
-double median(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  return xs[xs.size() / 2];
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
-  double seconds = argc > 1 ? std::stod(argv[1]) : 2.0;
-  int rounds = argc > 2 ? std::stoi(argv[2]) : 3;
+  auto [seconds, rounds] = fencelock::bench::parse_plan(argc, argv);
+  using fencelock::bench::median;
   spdlog::set_level(spdlog::level::off); // measure the service, not the log sink
   char tmpl[] = "/tmp/fencelock-httpbench-XXXXXX";
   std::filesystem::path dir = mkdtemp(tmpl);

@@ -22,6 +22,7 @@
 #include "actors/store/memory_store.hpp"
 #include "actors/store/sqlite_store.hpp"
 #include "actors/wiring.hpp"
+#include "bench/side_by_side.hpp"
 #include "fencelock/messages.hpp"
 
 using namespace fencelock;
@@ -88,16 +89,11 @@ double trial(bool durable, int clients, double seconds) {
   return cycles / elapsed;
 }
 
-double median(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  return xs[xs.size() / 2];
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
-  double seconds = argc > 1 ? std::stod(argv[1]) : 2.0;
-  int rounds = argc > 2 ? std::stoi(argv[2]) : 3;
+  auto [seconds, rounds] = fencelock::bench::parse_plan(argc, argv);
+  using fencelock::bench::median;
   std::printf("in-process acquire+release cycles/s (median of %d alternating rounds, %.1f s each)\n",
               rounds, seconds);
   std::printf("%8s %14s %14s %10s\n", "clients", "memory", "sqlite", "ratio");
