@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "actors/event_hub.hpp"
 #include "actors/metrics.hpp"
 #include "fencelock/errc.hpp"
 
@@ -70,6 +71,33 @@ void arm_expiry(self_ptr self) {
                st.lock.holder->token, to_ns(st.lock.holder->deadline));
 }
 
+// Tells the event hub how the lease changes from the current holder to `next`.
+void publish_change(self_ptr self, const std::optional<holder_info>& next,
+                    lease_end_cause end_cause) {
+  auto& s = self->state;
+  if (!s.ctx.events || (!s.lock.holder && !next))
+    return;
+  lock_event ev;
+  ev.name = s.lock.name;
+  ev.at_ms = s.ctx.clock.to_wall_ms(to_ns(self->clock().now()));
+  if (next) {
+    ev.kind = s.lock.holder ? lock_event_kind::renewed : lock_event_kind::acquired;
+    ev.owner = next->owner;
+    ev.token = next->token;
+    ev.revision = next->revision;
+    ev.expires_at_ms = s.ctx.clock.to_wall_ms(to_ns(next->deadline));
+  } else {
+    ev.kind = ended_by_holder(end_cause) || end_cause == lease_end_cause::session_closed
+                ? lock_event_kind::released
+                : lock_event_kind::expired;
+    ev.owner = s.lock.holder->owner;
+    ev.token = s.lock.holder->token;
+    ev.revision = s.lock.holder->revision + 1;
+    ev.cause = end_cause;
+  }
+  s.ctx.events->publish(ev);
+}
+
 // Persists `next` as the lock's holder (nullopt = free), then applies it and calls `then`.
 // `end_cause` labels the lease end in the metrics when `next` frees a held lock.
 void commit(self_ptr self, std::optional<holder_info> next, write_done then,
@@ -91,6 +119,7 @@ void commit(self_ptr self, std::optional<holder_info> next, write_done then,
           else if (s.lock.holder && !next)
             m->lease_ended(end_cause);
         }
+        publish_change(self, next, end_cause);
         s.lock.holder = next;
         arm_expiry(self);
         then(caf::none);
@@ -111,8 +140,8 @@ void grant(self_ptr self, acquire_request req, lease_done done) {
     .await(
       [=](uint64_t token) {
         --self->state.in_flight;
-        holder_info next{req.owner, token, req.ttl_ms, self->clock().now() + millis(req.ttl_ms),
-                         req.request_id};
+        holder_info next{req.owner,        token, req.ttl_ms,
+                         self->clock().now() + millis(req.ttl_ms), req.request_id, 0};
         commit(self, next, [=](const caf::error& err) {
           if (err)
             done(err);
@@ -175,6 +204,7 @@ void extend(self_ptr self, int64_t ttl_ms, lease_done done) {
   auto next = *self->state.lock.holder;
   next.ttl_ms = ttl_ms;
   next.deadline = self->clock().now() + millis(ttl_ms);
+  ++next.revision;
   commit(self, next, [=](const caf::error& err) {
     if (err)
       done(err);
@@ -280,7 +310,8 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       if (!s.lock.is_current(req.owner, req.token, self->clock().now()))
         return lease_lost_error();
       auto rp = self->make_response_promise<bool>();
-      end_lease(self, lease_end_cause::released, [rp](const caf::error& err) mutable {
+      auto cause = req.session_closed ? lease_end_cause::session_closed : lease_end_cause::released;
+      end_lease(self, cause, [rp](const caf::error& err) mutable {
         if (err)
           rp.deliver(err);
         else

@@ -9,6 +9,7 @@
 
 namespace fencelock {
 
+class event_hub;
 class metrics;
 
 /// What every lock actor needs to know about the rest of the service.
@@ -23,6 +24,8 @@ struct lock_context {
   caf::timespan store_timeout = std::chrono::seconds{10};
   /// Counts lease grants and ends (null = not counted, as in unit tests and benchmarks).
   std::shared_ptr<fencelock::metrics> metrics;
+  /// Receives every change of the lease once it is on record (null = nobody listens).
+  std::shared_ptr<event_hub> events;
 };
 
 struct lock_actor_state {

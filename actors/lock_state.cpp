@@ -68,6 +68,7 @@ lock_status lock_state::status(time_point now, const clock_mapping& clock) const
     result.owner = holder->owner;
     result.token = holder->token;
     result.expires_at_ms = clock.to_wall_ms(to_ns(holder->deadline));
+    result.revision = holder->revision;
   }
   return result;
 }
@@ -77,7 +78,7 @@ lock_state lock_state::from_record(const stored_lock& rec) {
   result.name = rec.name;
   result.last_token = rec.last_token;
   if (rec.held)
-    result.holder = holder_info{rec.owner, rec.token, rec.ttl_ms, from_ns(rec.deadline_ns), 0};
+    result.holder = holder_info{rec.owner, rec.token, rec.ttl_ms, from_ns(rec.deadline_ns), 0, 0};
   return result;
 }
 

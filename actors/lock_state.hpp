@@ -29,6 +29,8 @@ struct holder_info {
   /// The request_id of the acquire that was granted (0 = none), so that a grant whose answer
   /// never reached its client can be undone.
   uint64_t grant_id = 0;
+  /// Events of this lease so far, minus one (lock_event::revision); not stored.
+  uint64_t revision = 0;
 };
 
 /// An acquire waiting for the lock.

@@ -11,8 +11,9 @@ namespace {
 constexpr std::array<std::string_view, 6> operations{"acquire", "renew", "release",
                                                      "check",   "status", "list"};
 
-constexpr std::array<lease_end_cause, 3> end_causes{
-  lease_end_cause::released, lease_end_cause::expired, lease_end_cause::undelivered};
+constexpr std::array<lease_end_cause, 4> end_causes{
+  lease_end_cause::released, lease_end_cause::expired, lease_end_cause::undelivered,
+  lease_end_cause::session_closed};
 
 // 100 µs to 10 s, roughly 1-2.5-5 per decade: store writes (fsync) land in the middle, waiting
 // acquires at the top.
@@ -22,18 +23,6 @@ prometheus::Histogram::BucketBoundaries duration_buckets() {
 }
 
 } // namespace
-
-std::string_view to_string(lease_end_cause x) noexcept {
-  switch (x) {
-    case lease_end_cause::released:
-      return "released";
-    case lease_end_cause::expired:
-      return "expired";
-    case lease_end_cause::undelivered:
-      return "undelivered";
-  }
-  return "unknown";
-}
 
 metrics::metrics()
   : operations_(prometheus::BuildCounter()
@@ -46,7 +35,7 @@ metrics::metrics()
                  .Register(registry_)),
     lease_ends_(prometheus::BuildCounter()
                   .Name("fencelock_lease_ends_total")
-                  .Help("Leases ended, by cause (released, expired, undelivered)")
+                  .Help("Leases ended, by cause (released, expired, undelivered, session_closed)")
                   .Register(registry_)),
     locks_held_(prometheus::BuildGauge()
                   .Name("fencelock_locks_held")

@@ -15,13 +15,9 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "fencelock/events.hpp" // lease_end_cause: the `cause` label of lease ends
+
 namespace fencelock {
-
-/// Why a lease ended: the `cause` label of fencelock_lease_ends_total.
-enum class lease_end_cause { released, expired, undelivered };
-
-/// Returns the label text of `x`.
-std::string_view to_string(lease_end_cause x) noexcept;
 
 /// Holds the registry and every fencelock metric (see docs/metrics.md).
 class metrics {

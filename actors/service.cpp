@@ -8,6 +8,7 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
+#include "actors/event_hub.hpp"
 #include "actors/metrics.hpp"
 #include "actors/oplog.hpp"
 #include "actors/store/sqlite_store.hpp"
@@ -111,6 +112,7 @@ struct service::impl {
   std::atomic<uint64_t> next_id{1};
   // Outlives stop(): the counts of a stopped service can still be scraped.
   std::shared_ptr<metrics> stats = std::make_shared<metrics>();
+  std::shared_ptr<event_hub> events = std::make_shared<event_hub>();
 
   impl(caf::actor_system& s, fencelock::config c) : sys(s), cfg(std::move(c)) {
   }
@@ -162,7 +164,7 @@ caf::error service::start() {
     return std::move(opened.error());
   d.store = std::move(*opened);
   // SQLite blocks on fsync: its actor gets a thread of its own, off the scheduler.
-  auto actors = spawn_service_actors(d.sys, d.store, d.cfg, true, d.stats);
+  auto actors = spawn_service_actors(d.sys, d.store, d.cfg, true, d.stats, d.events);
   if (!actors)
     return std::move(actors.error());
   d.actors = std::move(*actors);
@@ -267,6 +269,122 @@ void service::list(list_request req, callback<lock_list> done, call_context ctx)
   auto invalid = validate(req, impl_->cfg);
   impl_->call<lock_list>(list_atom_v, "list", std::move(req), std::string{}, std::string{}, 0,
                          std::move(done), std::move(ctx), std::move(invalid));
+}
+
+namespace {
+
+/// Gathers a subscription's snapshot: one lock's status, or every page of held locks.
+struct snapshot_collector : std::enable_shared_from_this<snapshot_collector> {
+  caf::actor bridge;
+  list_request page;
+  lock_list all;
+  callback<lock_list> done;
+
+  void status(std::string name) {
+    caf::anon_send(bridge, status_atom_v, std::move(name),
+                   reply_to<lock_status>{[self = shared_from_this()](caf::expected<lock_status> x) {
+                     if (!x)
+                       return self->done(std::move(x.error()));
+                     self->all.locks.push_back(std::move(*x));
+                     self->done(std::move(self->all));
+                   }});
+  }
+
+  void next_page() {
+    caf::anon_send(bridge, list_atom_v, page,
+                   reply_to<lock_list>{[self = shared_from_this()](caf::expected<lock_list> x) {
+                     if (!x)
+                       return self->done(std::move(x.error()));
+                     for (auto& st : x->locks)
+                       self->all.locks.push_back(std::move(st));
+                     if (x->next_cursor.empty())
+                       return self->done(std::move(self->all));
+                     self->page.cursor = std::move(x->next_cursor);
+                     self->next_page();
+                   }});
+  }
+};
+
+} // namespace
+
+uint64_t service::subscribe(subscribe_request req, callback<lock_list> snapshot,
+                            event_handler on_event, call_context ctx) {
+  auto& d = *impl_;
+  auto started = std::chrono::steady_clock::now();
+  // One operation event for the whole subscribe, snapshot included.
+  auto finish = [stats = d.stats, ctx = std::move(ctx), started, prefix = req.prefix,
+                 exact = req.exact](const caf::error& err) {
+    log_operation({"subscribe", ctx.request_id, exact ? std::string_view{prefix} : "", "", 0,
+                   started},
+                  err);
+    errc code;
+    auto outcome = !err                   ? std::string{"ok"}
+                   : as_errc(err, code) ? std::string{to_string(code)}
+                                          : std::string{"unavailable"};
+    stats->record_operation("subscribe", outcome, std::chrono::steady_clock::now() - started);
+  };
+  auto refuse = [&](caf::error err) -> uint64_t {
+    finish(err);
+    snapshot(std::move(err));
+    return 0;
+  };
+  if (auto invalid = validate(req, d.cfg))
+    return refuse(std::move(invalid));
+  if (!d.running->load())
+    return refuse(caf::make_error(errc::shutting_down, std::string{"the service is stopped"}));
+  // Subscribed before the snapshot is taken: every change from here on is either in the
+  // snapshot or held back for delivery after it (event_hub::open).
+  auto id = d.events->subscribe(req.prefix, req.exact, std::move(on_event));
+  auto collector = std::make_shared<snapshot_collector>();
+  collector->bridge = d.bridge;
+  collector->done = [events = d.events, id, snapshot = std::move(snapshot),
+                     finish](caf::expected<lock_list> x) {
+    if (!x) {
+      events->unsubscribe(id);
+      finish(x.error());
+      return snapshot(std::move(x.error()));
+    }
+    bool opened = events->open(id, x->locks, [&] { snapshot(*x); });
+    if (!opened) {
+      // Unsubscribed meanwhile (nobody waits for the answer), or too many events held back.
+      auto err = caf::make_error(errc::overloaded,
+                                 std::string{"too many lock events while taking the snapshot"});
+      finish(err);
+      snapshot(std::move(err));
+      return;
+    }
+    finish(caf::none);
+  };
+  if (req.exact) {
+    collector->status(std::move(req.prefix));
+  } else {
+    collector->page.prefix = std::move(req.prefix);
+    collector->page.limit = d.cfg.list_limit_max;
+    collector->next_page();
+  }
+  return id;
+}
+
+void service::unsubscribe(uint64_t id) {
+  impl_->events->unsubscribe(id);
+}
+
+uint64_t service::watch_lease(const std::string& name, event_handler on_end) {
+  if (!impl_->running->load())
+    return 0;
+  return impl_->events->watch_lease(name, std::move(on_end));
+}
+
+void service::bind_lease_watch(uint64_t id, uint64_t token) {
+  impl_->events->bind_lease_watch(id, token);
+}
+
+void service::unwatch_lease(uint64_t id) {
+  impl_->events->unwatch_lease(id);
+}
+
+std::size_t service::subscriptions() const {
+  return impl_->events->subscriptions();
 }
 
 void service::cancel(const std::string& name, uint64_t request_id) {

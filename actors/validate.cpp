@@ -1,5 +1,6 @@
 #include "fencelock/validate.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "fencelock/errc.hpp"
@@ -91,12 +92,27 @@ caf::error validate(const check_request& x, const config&) {
   return check_token(x.token);
 }
 
-caf::error validate(const list_request& x, const config& cfg) {
-  if (!x.prefix.empty() && x.prefix.size() > 200)
+namespace {
+
+caf::error check_prefix(const std::string& prefix) {
+  if (prefix.size() > 200 || !std::all_of(prefix.begin(), prefix.end(), name_char))
     return invalid_field("prefix", "must be at most 200 characters of [A-Za-z0-9._:-]");
-  for (char c : x.prefix)
-    if (!name_char(c))
-      return invalid_field("prefix", "must be at most 200 characters of [A-Za-z0-9._:-]");
+  return caf::none;
+}
+
+} // namespace
+
+caf::error validate(const subscribe_request& x, const config&) {
+  if (!x.exact)
+    return check_prefix(x.prefix);
+  if (!valid_lock_name(x.prefix))
+    return invalid_field("lock", "must be 1..200 characters of [A-Za-z0-9._:-]");
+  return caf::none;
+}
+
+caf::error validate(const list_request& x, const config& cfg) {
+  if (auto err = check_prefix(x.prefix))
+    return err;
   if (!x.cursor.empty() && !valid_lock_name(x.cursor))
     return invalid_field("cursor", "must be a lock name from a previous page's nextCursor");
   if (x.limit < 1 || x.limit > cfg.list_limit_max)

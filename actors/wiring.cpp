@@ -15,7 +15,8 @@ std::vector<caf::actor> service_actors::stop_order() const {
 caf::expected<service_actors> spawn_service_actors(caf::actor_system& sys,
                                                    std::shared_ptr<lease_store> store,
                                                    const config& cfg, bool detached_store,
-                                                   std::shared_ptr<metrics> stats) {
+                                                   std::shared_ptr<metrics> stats,
+                                                   std::shared_ptr<event_hub> events) {
   auto floor = store->fence_floor();
   if (!floor)
     return std::move(floor.error());
@@ -34,6 +35,7 @@ caf::expected<service_actors> spawn_service_actors(caf::actor_system& sys,
   ctx.clock = clock_mapping::now();
   ctx.max_waiters = cfg.max_waiters_per_lock;
   ctx.metrics = std::move(stats);
+  ctx.events = std::move(events);
   result.registry = sys.spawn(registry_impl, std::move(ctx), std::move(*held));
   return result;
 }

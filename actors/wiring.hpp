@@ -13,6 +13,7 @@
 
 namespace fencelock {
 
+class event_hub;
 class metrics;
 
 struct service_actors {
@@ -27,10 +28,12 @@ struct service_actors {
 
 /// Reads the fence floor and the held locks from `store` (blocking: call it before serving),
 /// then spawns the actors. `detached_store` gives the store actor its own thread, for stores
-/// that block on I/O. The lock actors count lease grants and ends into `stats` (null = none).
+/// that block on I/O. The lock actors count lease grants and ends into `stats` and publish their
+/// changes to `events` (null = none).
 caf::expected<service_actors> spawn_service_actors(caf::actor_system& sys,
                                                    std::shared_ptr<lease_store> store,
                                                    const config& cfg, bool detached_store,
-                                                   std::shared_ptr<metrics> stats = nullptr);
+                                                   std::shared_ptr<metrics> stats = nullptr,
+                                                   std::shared_ptr<event_hub> events = nullptr);
 
 } // namespace fencelock

@@ -103,6 +103,23 @@ const setting settings[] = {
    .help = "Time a client has to send a request's headers; also the keep-alive idle limit."},
   {.key = "body-timeout-ms", .field = &config::body_timeout_ms, .min = 100, .max = 600'000,
    .help = "Time a client has to send a request's body once its headers arrived."},
+  // --- WebSocket ---
+  {.key = "ws-max-frame", .field = &config::ws_max_frame, .min = 1024, .max = 16'777'216,
+   .help = "Largest WebSocket frame a client may send, in bytes; a larger one closes the socket "
+           "with 1009."},
+  {.key = "ws-max-sessions", .field = &config::ws_max_sessions, .min = 1, .max = 1'000'000,
+   .help = "Open WebSocket sessions; further upgrades get 503 overloaded."},
+  {.key = "ws-max-subscriptions", .field = &config::ws_max_subscriptions, .min = 1,
+   .max = 100'000, .help = "Event subscriptions one WebSocket may hold."},
+  {.key = "ws-max-pending", .field = &config::ws_max_pending, .min = 1, .max = 100'000,
+   .help = "Unanswered requests one WebSocket may have before the server stops reading it."},
+  {.key = "ws-outbound-limit", .field = &config::ws_outbound_limit, .min = 65'536,
+   .max = 1'073'741'824,
+   .help = "Bytes queued for one WebSocket before it counts as too slow and is closed with "
+           "1008."},
+  {.key = "ws-idle-timeout-ms", .field = &config::ws_idle_timeout_ms, .min = 1'000,
+   .max = 3'600'000,
+   .help = "Silence after which a WebSocket is closed; the server pings after half of it."},
   // --- store ---
   {.key = "data-dir", .field = &config::data_dir, .check = check_not_empty, .arg = "path",
    .help = "Directory where the embedded store keeps its files (created if missing)."},
@@ -133,6 +150,11 @@ const setting settings[] = {
 };
 
 constexpr std::string_view env_prefix = "FENCELOCK_";
+
+/// Variables of fencelock's clients: the server URL of the CLI, and what `fencelock run` gives
+/// its child. A server started from such a child or shell must not trip over them.
+constexpr std::string_view client_env_names[] = {"FENCELOCK_URL", "FENCELOCK_LOCK",
+                                                 "FENCELOCK_TOKEN"};
 
 /// Returns the setting named `key`, or null.
 const setting* find_setting(std::string_view key) {
@@ -300,7 +322,8 @@ caf::error parse_flags(const std::vector<std::string>& args, std::vector<assignm
 /*
  * Reads the FENCELOCK_* entries of `env` ("KEY=VALUE") into `out`, and `config_path` from
  * FENCELOCK_CONFIG. Other variables are ignored; an unknown FENCELOCK_* is an error, because a
- * misspelt FENCELOCK_PORTT would otherwise leave the default in force without a word.
+ * misspelt FENCELOCK_PORTT would otherwise leave the default in force without a word. The
+ * client-side variables (client_env_names) are not the server's and are ignored.
  */
 caf::error parse_env(const std::vector<std::string>& env, std::vector<assignment>& out,
                      std::optional<std::string>& config_path) {
@@ -314,6 +337,9 @@ caf::error parse_env(const std::vector<std::string>& env, std::vector<assignment
       config_path = value;
       continue;
     }
+    if (std::find(std::begin(client_env_names), std::end(client_env_names), name)
+        != std::end(client_env_names))
+      continue;
     auto match = std::find_if(std::begin(settings), std::end(settings),
                               [&](const setting& s) { return env_name(s.key) == name; });
     if (match == std::end(settings))

@@ -16,6 +16,7 @@
 #include <caf/sec.hpp>
 
 #include "net/http_session.hpp"
+#include "net/ws_session.hpp"
 
 namespace fencelock::net {
 
@@ -222,6 +223,9 @@ void http_server::impl::stop() {
   for (const auto& weak : open_sessions)
     if (auto session = weak.lock())
       session->close();
+  for (const auto& session : ctx->stop_ws())
+    session->close_going_away(); // 1001; their session-bound leases are released
+
   // With the acceptor and every socket closed, run() returns once the last handler ran.
   if (!wait_for_drain()) {
     log_net_event(log_level::warn, "http_stop_forced", {{"drain_limit_s", drain_limit.count()}});

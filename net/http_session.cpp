@@ -11,11 +11,13 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
 #include <boost/json/serialize.hpp>
 #include <spdlog/spdlog.h>
 
 #include "actors/oplog.hpp" // iso_timestamp
 #include "net/error_mapping.hpp"
+#include "net/ws_session.hpp"
 
 namespace fencelock::net {
 
@@ -197,10 +199,37 @@ void http_session::handle_request() {
   keep_alive_ = req.keep_alive();
   head_ = req.method() == http::verb::head;
   request_id_ = request_id_of(req);
+  if (beast::websocket::is_upgrade(req))
+    return upgrade(std::move(req));
   auto result = route(req.method(), req.target(), req.body(), ctx_->cfg(), ctx_->svc().running());
   if (auto* immediate = std::get_if<reply>(&result))
     return send(std::move(*immediate));
   start_call(std::get<service_call>(std::move(result)));
+}
+
+void http_session::upgrade(http::request<http::string_body> req) {
+  auto target = std::string_view{req.target().data(), req.target().size()};
+  auto path = target.substr(0, target.find('?'));
+  if (path != "/v1/ws")
+    return send(error_reply(http::status::not_found, "not_found",
+                            "WebSocket upgrades are served at /v1/ws only"));
+  if (!ctx_->svc().running())
+    return send(error_reply(caf::make_error(errc::shutting_down,
+                                            std::string{"the service is not running"})));
+  if (ctx_->ws_sessions() >= ctx_->cfg().ws_max_sessions) {
+    // Turned away before the upgrade, with a plain HTTP answer the client can read.
+    keep_alive_ = false;
+    return send(error_reply(caf::make_error(
+      errc::overloaded, "too many WebSocket sessions (ws-max-sessions = "
+                          + std::to_string(ctx_->cfg().ws_max_sessions) + ")")));
+  }
+  // The socket is the WebSocket session's from here; this HTTP session ends without closing it.
+  stream_.expires_never();
+  auto session = std::make_shared<ws_session>(stream_.release_socket(), ctx_, peer_);
+  phase_ = phase::closed;
+  if (!ctx_->add_ws(session))
+    return session->drop(); // lost the race for the last slot, or the server is stopping
+  session->run(std::move(req));
 }
 
 void http_session::start_call(service_call call) {

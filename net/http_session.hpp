@@ -12,7 +12,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -38,6 +40,8 @@ enum class log_level { debug, warn, error };
 /// Logs the JSON line {"ts", "level", "event", ...fields} through the "fencelock" logger (or
 /// spdlog's default) if `level` is enabled. Never pass request bodies. Thread-safe.
 void log_net_event(log_level level, std::string_view event, const boost::json::object& fields);
+
+class ws_session;
 
 /// What the server shares with its sessions. Sessions hold it, so the io_context outlives every
 /// session, including one that a late service callback still owns after the server stopped.
@@ -77,12 +81,28 @@ public:
     gate_open_ = false;
   }
 
+  /// Registers a WebSocket session about to open; returns false when ws_max_sessions are open
+  /// or the server is stopping. Thread-safe.
+  bool add_ws(const std::shared_ptr<ws_session>& session);
+
+  /// Unregisters a WebSocket session that closed. Thread-safe.
+  void remove_ws(const ws_session* session);
+
+  /// Returns the number of open WebSocket sessions. Thread-safe.
+  std::size_t ws_sessions() const;
+
+  /// Returns every open WebSocket session and refuses new ones from now on (server stop).
+  std::vector<std::shared_ptr<ws_session>> stop_ws();
+
 private:
   boost::asio::io_context ioc_;
   service& svc_;
   const config cfg_;
   std::mutex gate_mutex_;
   bool gate_open_ = true;
+  mutable std::mutex ws_mutex_;
+  std::unordered_map<const ws_session*, std::weak_ptr<ws_session>> ws_sessions_;
+  bool ws_stopped_ = false;
 };
 
 /// Serves the requests of one connection, one at a time.
@@ -125,6 +145,8 @@ private:
   void on_read_error(error_code ec);
 
   void handle_request();
+  /// Hands a WebSocket upgrade of /v1/ws to a ws_session (or refuses it).
+  void upgrade(boost::beast::http::request<boost::beast::http::string_body> req);
   void start_call(service_call call);
   void post_reply(reply r);
   void on_reply(reply r);

@@ -23,6 +23,20 @@ struct config {
   /// Time a client has to send a request's body once its headers arrived.
   uint32_t body_timeout_ms = 10'000;
 
+  // --- WebSocket (GET /v1/ws) -------------------------------------------------------------
+  /// Largest frame a client may send, in bytes; larger closes the socket with 1009.
+  uint32_t ws_max_frame = 16 * 1024;
+  /// Open WebSocket sessions; further upgrades get 503 overloaded.
+  uint32_t ws_max_sessions = 1'000;
+  /// Subscriptions one socket may hold.
+  uint32_t ws_max_subscriptions = 64;
+  /// Unanswered requests one socket may have before the server stops reading it.
+  uint32_t ws_max_pending = 256;
+  /// Bytes of frames queued for one socket before it counts as too slow and is closed (1008).
+  uint32_t ws_outbound_limit = 1024 * 1024;
+  /// Silence after which a socket is closed; the server pings after half of it.
+  uint32_t ws_idle_timeout_ms = 30'000;
+
   // --- store -----------------------------------------------------------------------------
   /// Where the embedded store keeps its files.
   std::string data_dir = "./data";

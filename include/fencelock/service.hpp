@@ -12,6 +12,7 @@
 //   svc.acquire({"jobs:report", "worker-1", 30'000, 0}, [](caf::expected<fencelock::lease> l) {...});
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -23,6 +24,7 @@
 
 #include "fencelock/config.hpp"
 #include "fencelock/errc.hpp"
+#include "fencelock/events.hpp"
 #include "fencelock/interfaces.hpp"
 #include "fencelock/types.hpp"
 
@@ -36,6 +38,11 @@ struct call_context {
 /// Receives the outcome of an asynchronous call.
 template <class T>
 using callback = std::function<void(caf::expected<T>)>;
+
+/// Receives lock events. Runs on the publishing lock actor's thread while the event hub holds
+/// its lock: hand the event on (post it to your own thread or strand) and return; never block
+/// and never call the service from it.
+using event_handler = std::function<void(const lock_event&)>;
 
 class service {
 public:
@@ -95,6 +102,35 @@ public:
 
   /// Lists held locks, one page at a time.
   void list(list_request req, callback<lock_list> done, call_context ctx = {});
+
+  /// Subscribes to lock events. `snapshot` gets the current state of the matching locks (for one
+  /// name its status, held or not; for a prefix every lock held now) and runs under the event
+  /// hub's lock like `on_event` (see event_handler). Then `on_event` gets every change after that
+  /// state, in order per lock, so none is missed; an event may repeat what the snapshot shows
+  /// (compare token and revision). Returns the id for unsubscribe(); 0 when the request is
+  /// invalid or the service is not running (`snapshot` then gets the error at once).
+  uint64_t subscribe(subscribe_request req, callback<lock_list> snapshot, event_handler on_event,
+                     call_context ctx = {});
+
+  /// Ends a subscription; `on_event` is not called once this returns.
+  void unsubscribe(uint64_t id);
+
+  /// Starts watching for the end of a lease of lock `name`, before its token is known: call it
+  /// before the acquire (or renew) and bind_lease_watch() the token from the answer, so that a
+  /// lease that ends in between is not missed. Returns the id (0 when the service is not
+  /// running). `on_end` runs like an event_handler.
+  uint64_t watch_lease(const std::string& name, event_handler on_end);
+
+  /// Binds watch `id` to lease `token`: `on_end` is called once if that lease ends other than by
+  /// its holder's release (expiry, an undelivered grant, a closed session): the trigger of
+  /// lease_lost pushes. Called at once if it ended already.
+  void bind_lease_watch(uint64_t id, uint64_t token);
+
+  /// Removes a lease watch; a no-op if it fired already.
+  void unwatch_lease(uint64_t id);
+
+  /// Returns the number of event subscriptions. Thread-safe.
+  std::size_t subscriptions() const;
 
   /// Withdraws the waiting acquire `request_id` (the client went away). If that acquire was
   /// granted but its answer could not be delivered, the grant is undone. Fire and forget.

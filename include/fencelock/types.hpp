@@ -49,6 +49,9 @@ struct release_request {
   std::string name;
   std::string owner;
   uint64_t token = 0;
+  /// Set by a front end releasing a session-bound lease because its session closed (never
+  /// taken from the wire): the end is then reported with cause session_closed.
+  bool session_closed = false;
 };
 
 /// Asks whether `token` is the current, unexpired lease of lock `name` (Chubby's CheckSequencer).
@@ -75,6 +78,8 @@ struct lock_status {
   uint64_t waiters = 0;
   /// The highest token ever granted for this lock (0 = never granted).
   uint64_t last_token = 0;
+  /// The lease's revision (see lock_event); 0 unless held, and 0 in list entries.
+  uint64_t revision = 0;
 };
 
 /// Asks for held locks whose names start with `prefix`, after `cursor`, at most `limit`.
@@ -82,6 +87,13 @@ struct list_request {
   std::string prefix;
   std::string cursor;
   uint32_t limit = 100;
+};
+
+/// Asks for the events of the lock named `prefix` (when `exact`) or of every lock whose name
+/// starts with `prefix` ("" = all).
+struct subscribe_request {
+  std::string prefix;
+  bool exact = false;
 };
 
 /// One page of held locks; `next_cursor` is empty on the last page.
@@ -109,7 +121,8 @@ typename Inspector::result_type inspect(Inspector& f, renew_request& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, release_request& x) {
-  return f(caf::meta::type_name("fencelock::release_request"), x.name, x.owner, x.token);
+  return f(caf::meta::type_name("fencelock::release_request"), x.name, x.owner, x.token,
+           x.session_closed);
 }
 
 template <class Inspector>
@@ -125,7 +138,7 @@ typename Inspector::result_type inspect(Inspector& f, check_result& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lock_status& x) {
   return f(caf::meta::type_name("fencelock::lock_status"), x.name, x.held, x.owner, x.token,
-           x.expires_at_ms, x.waiters, x.last_token);
+           x.expires_at_ms, x.waiters, x.last_token, x.revision);
 }
 
 template <class Inspector>

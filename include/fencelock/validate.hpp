@@ -24,6 +24,7 @@ caf::error validate(const renew_request& x, const config& cfg);
 caf::error validate(const release_request& x, const config& cfg);
 caf::error validate(const list_request& x, const config& cfg);
 caf::error validate(const check_request& x, const config& cfg);
+caf::error validate(const subscribe_request& x, const config& cfg);
 
 /// Returns an invalid_request error whose message names `field`.
 caf::error invalid_field(std::string_view field, std::string_view why);

@@ -22,7 +22,7 @@ TEST_CASE("lock_state decides acquires", "[lock_state]") {
   lock_state st;
   st.name = "a";
   CHECK(st.decide(req("alice"), at(0), 10) == acquire_decision::grant);
-  st.holder = holder_info{"alice", 3, 1000, at(1000), 1};
+  st.holder = holder_info{"alice", 3, 1000, at(1000), 1, 0};
   CHECK(st.decide(req("alice"), at(500), 10) == acquire_decision::refresh);
   CHECK(st.decide(req("bob"), at(500), 10) == acquire_decision::reject_held);
   CHECK(st.decide(req("bob", 100), at(500), 10) == acquire_decision::wait);
@@ -34,7 +34,7 @@ TEST_CASE("lock_state decides acquires", "[lock_state]") {
 
 TEST_CASE("lock_state judges leases on the monotonic deadline", "[lock_state]") {
   lock_state st;
-  st.holder = holder_info{"alice", 3, 1000, at(1000), 1};
+  st.holder = holder_info{"alice", 3, 1000, at(1000), 1, 0};
   CHECK(st.is_current("alice", 3, at(999)));
   CHECK_FALSE(st.is_current("alice", 3, at(1000)));
   CHECK_FALSE(st.is_current("alice", 2, at(0)));

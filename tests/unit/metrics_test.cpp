@@ -33,7 +33,7 @@ TEST_CASE("metrics start at zero with every known series", "[metrics]") {
                          + "\"}")
           == 0.0);
   }
-  for (auto cause : {"released", "expired", "undelivered"})
+  for (auto cause : {"released", "expired", "undelivered", "session_closed"})
     CHECK(sample(text, std::string{"fencelock_lease_ends_total{cause=\""} + cause + "\"}") == 0.0);
   CHECK(sample(text, "fencelock_locks_held") == 0.0);
 }

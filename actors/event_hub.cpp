@@ -1,0 +1,181 @@
+#include "actors/event_hub.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace fencelock {
+
+namespace {
+
+/// Where a snapshot left one lock: events at or before it are already in the snapshot.
+struct snapshot_mark {
+  bool held = false;
+  uint64_t token = 0;    // the holder's token when held, else the last token granted
+  uint64_t revision = 0; // the holder's revision when held
+};
+
+/// Returns whether `ev` says nothing the snapshot (at `mark`) does not already show.
+bool already_shown(const snapshot_mark& mark, const lock_event& ev) {
+  if (ev.token != mark.token)
+    return ev.token < mark.token;
+  // The same token: a held snapshot shows the lease up to its revision; a free one shows it
+  // ended.
+  return !mark.held || ev.revision <= mark.revision;
+}
+
+bool matches(const std::string& prefix, bool exact, const std::string& name) {
+  return exact ? name == prefix : name.starts_with(prefix);
+}
+
+} // namespace
+
+uint64_t event_hub::subscribe(std::string prefix, bool exact, sink on_event) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  auto id = next_id_++;
+  subscription sub;
+  sub.prefix = std::move(prefix);
+  sub.exact = exact;
+  sub.on_event = std::move(on_event);
+  subscriptions_.emplace(id, std::move(sub));
+  ++listeners_;
+  return id;
+}
+
+bool event_hub::open(uint64_t id, const std::vector<lock_status>& snapshot,
+                     const std::function<void()>& deliver_snapshot) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  auto i = subscriptions_.find(id);
+  if (i == subscriptions_.end())
+    return false;
+  auto& sub = i->second;
+  if (sub.overflowed) {
+    subscriptions_.erase(i);
+    --listeners_;
+    return false;
+  }
+  std::unordered_map<std::string, snapshot_mark> marks;
+  for (const auto& st : snapshot)
+    marks[st.name] = st.held ? snapshot_mark{true, st.token, st.revision}
+                             : snapshot_mark{false, st.last_token, 0};
+  deliver_snapshot();
+  for (const auto& ev : sub.held_back) {
+    auto mark = marks.find(ev.name);
+    if (mark == marks.end() || !already_shown(mark->second, ev))
+      sub.on_event(ev);
+  }
+  sub.held_back.clear();
+  sub.held_back.shrink_to_fit();
+  sub.live = true;
+  return true;
+}
+
+void event_hub::unsubscribe(uint64_t id) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (subscriptions_.erase(id) != 0)
+    --listeners_;
+}
+
+uint64_t event_hub::watch_lease(const std::string& name, sink on_end) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  auto id = next_id_++;
+  watches_[name].push_back(watch{id, 0, std::move(on_end), {}});
+  watch_names_.emplace(id, name);
+  ++listeners_;
+  return id;
+}
+
+void event_hub::bind_lease_watch(uint64_t id, uint64_t token) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  auto name = watch_names_.find(id);
+  if (name == watch_names_.end() || token == 0)
+    return;
+  auto& list = watches_[name->second];
+  auto w = std::find_if(list.begin(), list.end(), [id](const watch& x) { return x.id == id; });
+  if (w == list.end())
+    return;
+  auto ended = std::find_if(w->ended_unbound.begin(), w->ended_unbound.end(),
+                            [token](const lock_event& ev) { return ev.token == token; });
+  if (ended == w->ended_unbound.end()) {
+    w->token = token;
+    w->ended_unbound.clear();
+    return;
+  }
+  // The lease ended before its answer arrived.
+  if (!ended_by_holder(ended->cause))
+    w->on_end(*ended);
+  erase_watch(name->second, id);
+}
+
+void event_hub::unwatch_lease(uint64_t id) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  auto name = watch_names_.find(id);
+  if (name != watch_names_.end())
+    erase_watch(name->second, id);
+}
+
+void event_hub::erase_watch(const std::string& name, uint64_t id) {
+  auto list = watches_.find(name);
+  if (list != watches_.end()) {
+    std::erase_if(list->second, [id](const watch& w) { return w.id == id; });
+    if (list->second.empty())
+      watches_.erase(list);
+  }
+  watch_names_.erase(id);
+  --listeners_;
+}
+
+void event_hub::deliver(subscription& sub, const lock_event& ev) {
+  if (sub.live) {
+    sub.on_event(ev);
+    return;
+  }
+  if (sub.overflowed)
+    return;
+  if (sub.held_back.size() >= held_back_limit) {
+    sub.overflowed = true;
+    sub.held_back.clear();
+    return;
+  }
+  sub.held_back.push_back(ev);
+}
+
+void event_hub::publish(const lock_event& ev) {
+  if (listeners_.load() == 0)
+    return;
+  std::lock_guard<std::mutex> guard{mutex_};
+  for (auto& [id, sub] : subscriptions_)
+    if (matches(sub.prefix, sub.exact, ev.name))
+      deliver(sub, ev);
+  if (!ev.ends_lease())
+    return;
+  auto list = watches_.find(ev.name);
+  if (list == watches_.end())
+    return;
+  // A lease ends once: every watch of it fires (or, after its holder's own release, just goes).
+  auto& watches = list->second;
+  for (auto& w : watches) {
+    if (w.token != 0)
+      continue;
+    if (w.ended_unbound.size() == unbound_memory)
+      w.ended_unbound.erase(w.ended_unbound.begin());
+    w.ended_unbound.push_back(ev);
+  }
+  auto ended = std::stable_partition(watches.begin(), watches.end(),
+                                     [&](const watch& w) { return w.token != ev.token; });
+  for (auto w = ended; w != watches.end(); ++w) {
+    if (!ended_by_holder(ev.cause))
+      w->on_end(ev);
+    watch_names_.erase(w->id);
+    --listeners_;
+  }
+  watches.erase(ended, watches.end());
+  if (watches.empty())
+    watches_.erase(list);
+}
+
+std::size_t event_hub::subscriptions() const {
+  std::lock_guard<std::mutex> guard{mutex_};
+  return subscriptions_.size();
+}
+
+} // namespace fencelock

@@ -1,0 +1,58 @@
+#pragma once
+
+// Reads the fields of one JSON object request (an HTTP body or a WebSocket frame), keeping the
+// first error. Every read after an error does nothing, so a parser is a straight list of reads
+// followed by error(). Errors are invalid_request naming the field.
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <caf/error.hpp>
+
+namespace fencelock::net {
+
+enum class presence { required, optional };
+
+class object_reader {
+public:
+  /// Parses `text` as a JSON object and rejects any field outside `known`.
+  object_reader(std::string_view text, std::initializer_list<std::string_view> known);
+
+  /// Reads the parsed `object`, rejecting any field outside `known`.
+  object_reader(boost::json::object object, std::initializer_list<std::string_view> known);
+
+  /// Reads a string field.
+  void read(std::string_view key, std::string& out, presence p);
+
+  /// Reads a signed integer field; values beyond int64 saturate, so that range checks report
+  /// them with the field's range.
+  void read(std::string_view key, int64_t& out, presence p);
+
+  /// Reads a boolean field.
+  void read(std::string_view key, bool& out, presence p);
+
+  /// Reads a fencing token: an integer in 1..2^53-1.
+  void read_token(std::string_view key, uint64_t& out, presence p);
+
+  /// Returns the first error, or none when every read succeeded.
+  const caf::error& error() const noexcept {
+    return error_;
+  }
+
+private:
+  void check_known(std::initializer_list<std::string_view> known);
+
+  /// Returns the value of `key`, or null when it is absent (an error when it is required).
+  const boost::json::value* find(std::string_view key, presence p);
+
+  void fail(std::string_view key, std::string_view why);
+
+  boost::json::object object_;
+  caf::error error_;
+};
+
+} // namespace fencelock::net

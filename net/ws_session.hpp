@@ -1,0 +1,113 @@
+#pragma once
+
+// One WebSocket connection (docs/websocket-api.md): requests in any order, answers and pushes
+// through one bounded outbound queue. Like http_session it lives on its own strand and bridges to
+// the service asynchronously: service callbacks only post back to the strand.
+//
+// What the session remembers, so that a socket that goes away leaves nothing behind:
+//   - acquires still waiting: withdrawn (or their grant undone) when the socket closes;
+//   - leases acquired or renewed here: watched for lease_lost; session-bound ones are released
+//     when the socket closes;
+//   - subscriptions: removed when the socket closes.
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
+#include <boost/beast/websocket/stream.hpp>
+
+#include "net/http_session.hpp" // server_context
+#include "net/ws_protocol.hpp"
+
+namespace fencelock::net {
+
+class ws_session : public std::enable_shared_from_this<ws_session> {
+public:
+  /// Takes over the socket of an HTTP connection whose request was a WebSocket upgrade; the
+  /// socket's executor must be a strand of its own.
+  ws_session(boost::asio::ip::tcp::socket&& socket, std::shared_ptr<server_context> ctx,
+             std::string peer);
+
+  /// Completes the upgrade `req`, then serves the socket. Call once, on the socket's strand.
+  void run(boost::beast::http::request<boost::beast::http::string_body> req);
+
+  /// Closes the socket with 1001 (going away) from any thread: the server is stopping.
+  void close_going_away();
+
+  /// Closes the TCP connection of a session that was never run (no slot was free).
+  void drop();
+
+private:
+  using error_code = boost::system::error_code;
+
+  /// A lease this socket acquired or renewed.
+  struct held_lease {
+    std::string owner;
+    uint64_t watch_id = 0;
+    bool session_bound = false;
+  };
+  using lease_key = std::pair<std::string, uint64_t>; // (lock, token)
+
+  void on_accept(error_code ec);
+  void do_read();
+  void on_read(error_code ec, std::size_t bytes);
+  void handle_frame(std::string_view text);
+
+  void start_acquire(boost::json::value id, ws_acquire call);
+  void start_renew(boost::json::value id, renew_request req);
+  void start_release(boost::json::value id, release_request req);
+  void start_subscribe(boost::json::value id, ws_subscribe call);
+  void unsubscribe(const boost::json::value& id, uint64_t subscription);
+
+  /// Runs `f` on the strand later, unless the server stopped taking replies; thread-safe.
+  template <class F>
+  void post(F&& f);
+  /// Counts an answered request and resumes reading if it was paused for backpressure.
+  void answered();
+  /// Remembers lease (lock, token) as held through this socket, watched by `watch_id`.
+  void remember_lease(const std::string& lock, uint64_t token, const std::string& owner,
+                      uint64_t watch_id, bool session_bound);
+  void forget_lease(const std::string& lock, uint64_t token);
+  void on_lease_end(const lock_event& ev);
+
+  void send(std::string frame);
+  void do_write();
+  void on_write(error_code ec, std::size_t bytes);
+  void close_with(boost::beast::websocket::close_code code, std::string_view reason);
+  /// Ends the session once: withdraws, releases and unsubscribes everything it holds.
+  void on_closed(error_code ec, std::string_view stage);
+
+  call_context context(const boost::json::value& id) const;
+
+  std::shared_ptr<server_context> ctx_;
+  boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
+  boost::beast::flat_buffer in_;
+  boost::asio::steady_timer close_timer_;
+  std::string peer_;
+  std::string id_;
+  bool open_ = false;    // the handshake completed
+  bool closing_ = false; // a close began: no more requests, no more frames queued
+  bool closed_ = false;  // on_closed ran
+  bool reading_ = false;
+  std::size_t pending_ = 0;
+  std::deque<std::string> out_;
+  std::size_t out_bytes_ = 0;
+  bool writing_ = false;
+  std::map<uint64_t, std::string> waiting_acquires_; // request_id -> lock
+  std::map<lease_key, held_lease> leases_;
+  std::set<uint64_t> subscriptions_;
+};
+
+} // namespace fencelock::net
