@@ -69,6 +69,7 @@ boost::json::object to_json(const lock_status& x) {
     result["owner"] = x.owner;
     result["token"] = x.token;
     result["expiresAt"] = x.expires_at_ms;
+    result["revision"] = x.revision;
   }
   result["waiters"] = x.waiters;
   result["lastToken"] = x.last_token;

@@ -39,8 +39,8 @@ boost::json::object to_json(const check_result& x);
 /// Returns {name, owner, token, ttlMs, expiresAt}.
 boost::json::object to_json(const lease& x);
 
-/// Returns {name, held, owner?, token?, expiresAt?, waiters, lastToken}; owner, token and
-/// expiresAt appear only while the lock is held.
+/// Returns {name, held, owner?, token?, expiresAt?, revision?, waiters, lastToken}; owner,
+/// token, expiresAt and revision appear only while the lock is held.
 boost::json::object to_json(const lock_status& x);
 
 /// Returns {"locks": [...], "nextCursor": "<name>" or null}.
