@@ -111,8 +111,8 @@ void commit(self_ptr self, std::optional<holder_info> next, write_done then,
         --s.in_flight;
         if (next)
           s.lock.last_token = std::max(s.lock.last_token, next->token);
-        // Only a change of holder between none and some moves the held gauge; a renewal or a
-        // hand-off within one commit does not.
+        // Only a change of holder between none and some moves the held gauge; a renewal does
+        // not. (A hand-off is two commits: the end, then the grant.)
         if (auto* m = s.ctx.metrics.get()) {
           if (!s.lock.holder && next)
             m->lease_started();

@@ -1,9 +1,12 @@
 #pragma once
 
 // What every fencelock benchmark shares: a plan of alternating rounds (so that the machine's
-// noise hits baseline and subject alike) and the median that summarizes them.
+// noise hits baseline and subject alike), the median that summarizes them and the percentiles of
+// latency samples.
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -29,6 +32,14 @@ inline plan parse_plan(int argc, char** argv) {
 inline double median(std::vector<double> xs) {
   std::sort(xs.begin(), xs.end());
   return xs[xs.size() / 2];
+}
+
+/// Returns the `p`-th percentile (0 < p <= 100) of `xs` by the nearest-rank method: the smallest
+/// value that at least p % of `xs` do not exceed. `xs` must not be empty.
+inline double percentile(std::vector<double> xs, double p) {
+  std::sort(xs.begin(), xs.end());
+  auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(xs.size())));
+  return xs[std::clamp<std::size_t>(rank, 1, xs.size()) - 1];
 }
 
 } // namespace fencelock::bench

@@ -486,7 +486,7 @@ void ws_session::on_closed(error_code ec, std::string_view stage) {
     svc.unwatch_lease(held.watch_id);
     if (held.session_bound) {
       release_request req{key.first, held.owner, key.second, true};
-      svc.release(std::move(req), [](caf::expected<bool>) {}, context(json::value{"close"}));
+      svc.release(std::move(req), [](caf::expected<bool>) {}, context(json::value("close")));
     }
   }
   leases_.clear();

@@ -21,6 +21,8 @@ packages=(
   redis-server                       # a real Redis for the recipe tests, which start their own
                                      # on a free port; none depends on the system service
   python3                            # helper scripts
+  python3-websockets                 # an independent WebSocket client for the Python interop
+                                     # test (tests/integration/python); system python3 only
 )
 
 missing=()
