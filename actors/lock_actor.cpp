@@ -48,6 +48,18 @@ caf::error store_error(const caf::error& err) {
   return caf::make_error(errc::store_unavailable, "lease store: " + to_string(err));
 }
 
+// Counts waiters entering and leaving this lock's queue into the service-wide total.
+void count_waiters(self_ptr self, int64_t delta) {
+  if (auto& waiting = self->state.ctx.waiting)
+    *waiting += delta;
+}
+
+// Returns whether the service-wide waiter bound leaves room for one more.
+bool room_for_waiter(self_ptr self) {
+  auto& ctx = self->state.ctx;
+  return !ctx.waiting || ctx.waiting->load() < static_cast<int64_t>(ctx.max_waiters_total);
+}
+
 void maybe_report_idle(self_ptr self) {
   auto& st = self->state;
   if (st.in_flight > 0 || !st.lock.idle() || st.idle_reported == st.seen)
@@ -163,6 +175,7 @@ void hand_off(self_ptr self) {
     return;
   auto w = std::move(st.lock.waiters.front());
   st.lock.waiters.pop_front();
+  count_waiters(self, -1);
   grant(self, w.req, [=, promise = w.promise](caf::expected<lease> x) mutable {
     if (x) {
       promise.deliver(std::move(*x));
@@ -253,6 +266,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
     for (auto& w : self->state.lock.waiters)
       w.promise.deliver(
         caf::make_error(errc::shutting_down, std::string{"the service is stopping"}));
+    count_waiters(self, -static_cast<int64_t>(self->state.lock.waiters.size()));
     self->state.lock.waiters.clear();
     self->quit(msg.reason);
   });
@@ -279,10 +293,14 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
           return caf::make_error(errc::too_many_waiters,
                                  "lock " + s.lock.name + " has too many waiters");
         case acquire_decision::wait: {
+          if (!room_for_waiter(self))
+            return caf::make_error(errc::too_many_waiters,
+                                   std::string{"the service has too many waiting acquires"});
           auto rp = self->make_response_promise<lease>();
           auto id = req.request_id;
           auto wait = millis(req.wait_ms);
           s.lock.waiters.push_back(waiter_info{std::move(req), now + wait, rp});
+          count_waiters(self, 1);
           self->delayed_send(self, wait, wait_timeout_atom_v, id);
           if (s.lock.lease_ended(now))
             expire_if_ended(self, s.lock.holder->token);
@@ -336,6 +354,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       auto& s = self->state;
       ++s.seen;
       if (auto w = s.lock.take_waiter(request_id)) {
+        count_waiters(self, -1);
         w->promise.deliver(
           caf::make_error(errc::unavailable, std::string{"cancelled: the client went away"}));
         return;
@@ -351,8 +370,10 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
     [=](wait_timeout_atom, uint64_t request_id) {
       idle_check check{self};
       auto& s = self->state;
-      if (auto w = s.lock.take_waiter(request_id))
+      if (auto w = s.lock.take_waiter(request_id)) {
+        count_waiters(self, -1);
         w->promise.deliver(lock_held_error(s.lock, self->clock().now(), s.ctx.clock));
+      }
     },
     [=](retire_atom) { self->quit(); },
   };

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 
 #include "actors/clock.hpp"
@@ -26,6 +28,9 @@ struct lock_context {
   std::shared_ptr<fencelock::metrics> metrics;
   /// Receives every change of the lease once it is on record (null = nobody listens).
   std::shared_ptr<event_hub> events;
+  /// Waiting acquires over all locks, shared by every lock actor (null = not bounded).
+  std::shared_ptr<std::atomic<int64_t>> waiting;
+  uint32_t max_waiters_total = 100'000;
 };
 
 struct lock_actor_state {

@@ -8,8 +8,8 @@ namespace fencelock {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> operations{"acquire", "renew", "release",
-                                                     "check",   "status", "list"};
+constexpr std::array<std::string_view, 7> operations{"acquire", "renew",  "release",  "check",
+                                                     "status",  "list",   "subscribe"};
 
 constexpr std::array<lease_end_cause, 4> end_causes{
   lease_end_cause::released, lease_end_cause::expired, lease_end_cause::undelivered,
@@ -41,11 +41,41 @@ metrics::metrics()
                   .Name("fencelock_locks_held")
                   .Help("Locks currently held")
                   .Register(registry_)
-                  .Add({})) {
+                  .Add({})),
+    shed_(prometheus::BuildCounter()
+            .Name("fencelock_shed_total")
+            .Help("Calls refused with 503 overloaded before reaching a lock, by operation")
+            .Register(registry_)),
+    in_flight_(prometheus::BuildGauge()
+                 .Name("fencelock_requests_in_progress")
+                 .Help("Client calls received and not yet answered, waiting acquires included")
+                 .Register(registry_)
+                 .Add({})),
+    waiting_(prometheus::BuildGauge()
+               .Name("fencelock_waiters")
+               .Help("Acquires queued behind a holder, over all locks")
+               .Register(registry_)
+               .Add({})),
+    subscriptions_(prometheus::BuildGauge()
+                     .Name("fencelock_subscriptions")
+                     .Help("Lock event subscriptions")
+                     .Register(registry_)
+                     .Add({})),
+    shedding_(prometheus::BuildGauge()
+                .Name("fencelock_shedding")
+                .Help("1 while new acquires are shed (the service is not ready), else 0")
+                .Register(registry_)
+                .Add({})),
+    websocket_sessions_(prometheus::BuildGauge()
+                          .Name("fencelock_websocket_sessions")
+                          .Help("Open WebSocket sessions")
+                          .Register(registry_)
+                          .Add({})) {
   // Series that exist from the start read 0 instead of being absent.
   for (auto op : operations) {
     operations_.Add({{"op", std::string{op}}, {"outcome", "ok"}});
     durations_.Add({{"op", std::string{op}}}, duration_buckets());
+    shed_.Add({{"op", std::string{op}}});
   }
   for (auto cause : end_causes)
     lease_ends_.Add({{"cause", std::string{to_string(cause)}}});
@@ -65,6 +95,22 @@ void metrics::lease_started() {
 void metrics::lease_ended(lease_end_cause cause) {
   locks_held_.Decrement();
   lease_ends_.Add({{"cause", std::string{to_string(cause)}}}).Increment();
+}
+
+void metrics::record_shed(std::string_view op) {
+  shed_.Add({{"op", std::string{op}}}).Increment();
+}
+
+void metrics::set_load(int64_t in_flight, int64_t waiting, std::size_t subscriptions,
+                       bool shedding) {
+  in_flight_.Set(static_cast<double>(in_flight));
+  waiting_.Set(static_cast<double>(waiting));
+  subscriptions_.Set(static_cast<double>(subscriptions));
+  shedding_.Set(shedding ? 1.0 : 0.0);
+}
+
+void metrics::set_websocket_sessions(std::size_t n) {
+  websocket_sessions_.Set(static_cast<double>(n));
 }
 
 std::string metrics::scrape() const {

@@ -5,6 +5,8 @@
 // thread-safe, so any actor or caller thread may update them.
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -39,6 +41,16 @@ public:
   /// Counts a lock that went from held to free, for `cause`.
   void lease_ended(lease_end_cause cause);
 
+  /// Counts a call of `op` shed with 503 overloaded before it reached a lock. Thread-safe.
+  void record_shed(std::string_view op);
+
+  /// Sets the load gauges: requests in progress, waiting acquires, event subscriptions, and
+  /// whether new acquires are being shed.
+  void set_load(int64_t in_flight, int64_t waiting, std::size_t subscriptions, bool shedding);
+
+  /// Sets the gauge of open WebSocket sessions.
+  void set_websocket_sessions(std::size_t n);
+
   /// Returns every metric in the Prometheus text exposition format (version 0.0.4).
   std::string scrape() const;
 
@@ -48,6 +60,12 @@ private:
   prometheus::Family<prometheus::Histogram>& durations_;
   prometheus::Family<prometheus::Counter>& lease_ends_;
   prometheus::Gauge& locks_held_;
+  prometheus::Family<prometheus::Counter>& shed_;
+  prometheus::Gauge& in_flight_;
+  prometheus::Gauge& waiting_;
+  prometheus::Gauge& subscriptions_;
+  prometheus::Gauge& shedding_;
+  prometheus::Gauge& websocket_sessions_;
 };
 
 } // namespace fencelock

@@ -54,10 +54,10 @@ caf::error normalize(caf::error err, const running_flag& running) {
   return caf::make_error(errc::unavailable, "internal: " + to_string(err));
 }
 
-template <class T, class... Ts>
+template <class T, caf::message_priority Priority = caf::message_priority::normal, class... Ts>
 void forward(caf::event_based_actor* self, const registry_actor& registry, caf::timespan timeout,
              const running_flag& running, reply_to<T> cb, Ts&&... xs) {
-  self->request(registry, timeout, std::forward<Ts>(xs)...)
+  self->request<Priority>(registry, timeout, std::forward<Ts>(xs)...)
     .then([cb](T& x) { cb.fn(std::move(x)); },
           [cb, running](caf::error& err) { cb.fn(normalize(std::move(err), running)); });
 }
@@ -71,12 +71,15 @@ caf::behavior bridge_impl(caf::event_based_actor* self, registry_actor registry,
       auto timeout = std::chrono::milliseconds{req.wait_ms} + call_timeout;
       forward(self, registry, timeout, running, std::move(cb), acquire_atom_v, std::move(req));
     },
+    // Renewals and releases overtake queued acquires and reads in every mailbox on their way
+    // (the registry's delegate keeps the priority): under load a holder keeps its lease.
     [=](renew_atom, renew_request& req, reply_to<lease>& cb) {
-      forward(self, registry, call_timeout, running, std::move(cb), renew_atom_v, std::move(req));
+      forward<lease, caf::message_priority::high>(self, registry, call_timeout, running,
+                                                  std::move(cb), renew_atom_v, std::move(req));
     },
     [=](release_atom, release_request& req, reply_to<bool>& cb) {
-      forward(self, registry, call_timeout, running, std::move(cb), release_atom_v,
-              std::move(req));
+      forward<bool, caf::message_priority::high>(self, registry, call_timeout, running,
+                                                 std::move(cb), release_atom_v, std::move(req));
     },
     [=](status_atom, std::string& name, reply_to<lock_status>& cb) {
       forward(self, registry, call_timeout, running, std::move(cb), status_atom_v,
@@ -102,6 +105,13 @@ uint64_t token_of(const T&) {
 
 } // namespace
 
+/// Which shedding threshold a call answers to (docs/overload.md).
+enum class admission {
+  acquire, // shed first: new work
+  read,    // status, check, list, subscribe
+  lease,   // renew, release: refused only at max-in-flight
+};
+
 struct service::impl {
   caf::actor_system& sys;
   fencelock::config cfg;
@@ -113,15 +123,37 @@ struct service::impl {
   // Outlives stop(): the counts of a stopped service can still be scraped.
   std::shared_ptr<metrics> stats = std::make_shared<metrics>();
   std::shared_ptr<event_hub> events = std::make_shared<event_hub>();
+  /// Calls in progress (from validation to answer), and how many of them are waiting acquires.
+  std::atomic<int64_t> in_flight{0};
+  std::shared_ptr<std::atomic<int64_t>> waiting = std::make_shared<std::atomic<int64_t>>(0);
 
   impl(caf::actor_system& s, fencelock::config c) : sys(s), cfg(std::move(c)) {
   }
 
-  // Validates, logs and sends one call through the bridge.
+  /// Returns the requests in progress that are not waiting acquires: the work the service holds.
+  int64_t busy() const noexcept {
+    return in_flight.load() - waiting->load();
+  }
+
+  /// Returns the overloaded error that sheds a call of class `cls` now, or none.
+  caf::error shed(admission cls) const {
+    auto limit = cls == admission::acquire ? cfg.shed_acquires_at
+                 : cls == admission::read  ? cfg.shed_reads_at
+                                           : cfg.max_in_flight;
+    auto now = busy();
+    if (now < static_cast<int64_t>(limit))
+      return caf::none;
+    return caf::make_error(errc::overloaded,
+                           "overloaded: " + std::to_string(now)
+                             + " requests in progress; new acquires are shed first, renewals "
+                               "and releases last");
+  }
+
+  // Validates, admits, logs and sends one call through the bridge.
   template <class T, class Req, class Atom>
   void call(Atom atom, std::string_view op, Req req, const std::string& lock,
             const std::string& owner, uint64_t token, callback<T> done, call_context ctx,
-            caf::error invalid) {
+            caf::error invalid, admission cls) {
     auto started = std::chrono::steady_clock::now();
     auto finish = [=, stats = stats, ctx = std::move(ctx), done = std::move(done)](caf::expected<T> x) {
       caf::error err = x ? caf::error{} : x.error();
@@ -138,7 +170,16 @@ struct service::impl {
       return finish(std::move(invalid));
     if (!running->load())
       return finish(caf::make_error(errc::shutting_down, std::string{"the service is stopped"}));
-    caf::anon_send(bridge, atom, std::move(req), reply_to<T>{std::move(finish)});
+    if (auto overloaded = shed(cls)) {
+      stats->record_shed(op);
+      return finish(std::move(overloaded));
+    }
+    ++in_flight;
+    auto counted = [this, finish = std::move(finish)](caf::expected<T> x) {
+      --in_flight;
+      finish(std::move(x));
+    };
+    caf::anon_send(bridge, atom, std::move(req), reply_to<T>{std::move(counted)});
   }
 };
 
@@ -164,7 +205,7 @@ caf::error service::start() {
     return std::move(opened.error());
   d.store = std::move(*opened);
   // SQLite blocks on fsync: its actor gets a thread of its own, off the scheduler.
-  auto actors = spawn_service_actors(d.sys, d.store, d.cfg, true, d.stats, d.events);
+  auto actors = spawn_service_actors(d.sys, d.store, d.cfg, true, d.stats, d.events, d.waiting);
   if (!actors)
     return std::move(actors.error());
   d.actors = std::move(*actors);
@@ -204,6 +245,10 @@ bool service::running() const noexcept {
   return impl_->running->load();
 }
 
+bool service::ready() const noexcept {
+  return running() && !impl_->shed(admission::acquire);
+}
+
 registry_actor service::registry() const {
   return impl_->actors.registry;
 }
@@ -213,7 +258,14 @@ const fencelock::config& service::cfg() const noexcept {
 }
 
 std::string service::metrics_text() const {
-  return impl_->stats->scrape();
+  auto& d = *impl_;
+  d.stats->set_load(d.in_flight.load(), d.waiting->load(), d.events->subscriptions(),
+                    static_cast<bool>(d.shed(admission::acquire)));
+  return d.stats->scrape();
+}
+
+void service::set_websocket_sessions(std::size_t n) {
+  impl_->stats->set_websocket_sessions(n);
 }
 
 uint64_t service::next_request_id() noexcept {
@@ -227,7 +279,7 @@ void service::acquire(acquire_request req, callback<lease> done, call_context ct
   auto name = req.name;
   auto owner = req.owner;
   impl_->call<lease>(acquire_atom_v, "acquire", std::move(req), name, owner, 0, std::move(done),
-                     std::move(ctx), std::move(invalid));
+                     std::move(ctx), std::move(invalid), admission::acquire);
 }
 
 void service::renew(renew_request req, callback<lease> done, call_context ctx) {
@@ -236,7 +288,7 @@ void service::renew(renew_request req, callback<lease> done, call_context ctx) {
   auto owner = req.owner;
   auto token = req.token;
   impl_->call<lease>(renew_atom_v, "renew", std::move(req), name, owner, token, std::move(done),
-                     std::move(ctx), std::move(invalid));
+                     std::move(ctx), std::move(invalid), admission::lease);
 }
 
 void service::release(release_request req, callback<bool> done, call_context ctx) {
@@ -245,7 +297,7 @@ void service::release(release_request req, callback<bool> done, call_context ctx
   auto owner = req.owner;
   auto token = req.token;
   impl_->call<bool>(release_atom_v, "release", std::move(req), name, owner, token,
-                    std::move(done), std::move(ctx), std::move(invalid));
+                    std::move(done), std::move(ctx), std::move(invalid), admission::lease);
 }
 
 void service::status(std::string name, callback<lock_status> done, call_context ctx) {
@@ -254,7 +306,7 @@ void service::status(std::string name, callback<lock_status> done, call_context 
     invalid = invalid_field("name", "must be 1..200 characters of [A-Za-z0-9._:-]");
   auto lock = name;
   impl_->call<lock_status>(status_atom_v, "status", std::move(name), lock, std::string{}, 0,
-                           std::move(done), std::move(ctx), std::move(invalid));
+                           std::move(done), std::move(ctx), std::move(invalid), admission::read);
 }
 
 void service::check(check_request req, callback<check_result> done, call_context ctx) {
@@ -262,13 +314,13 @@ void service::check(check_request req, callback<check_result> done, call_context
   auto name = req.name;
   auto token = req.token;
   impl_->call<check_result>(check_atom_v, "check", std::move(req), name, std::string{}, token,
-                            std::move(done), std::move(ctx), std::move(invalid));
+                            std::move(done), std::move(ctx), std::move(invalid), admission::read);
 }
 
 void service::list(list_request req, callback<lock_list> done, call_context ctx) {
   auto invalid = validate(req, impl_->cfg);
   impl_->call<lock_list>(list_atom_v, "list", std::move(req), std::string{}, std::string{}, 0,
-                         std::move(done), std::move(ctx), std::move(invalid));
+                         std::move(done), std::move(ctx), std::move(invalid), admission::read);
 }
 
 namespace {
@@ -332,6 +384,10 @@ uint64_t service::subscribe(subscribe_request req, callback<lock_list> snapshot,
     return refuse(std::move(invalid));
   if (!d.running->load())
     return refuse(caf::make_error(errc::shutting_down, std::string{"the service is stopped"}));
+  if (auto overloaded = d.shed(admission::read)) {
+    d.stats->record_shed("subscribe");
+    return refuse(std::move(overloaded));
+  }
   // Subscribed before the snapshot is taken: every change from here on is either in the
   // snapshot or held back for delivery after it (event_hub::open).
   auto id = d.events->subscribe(req.prefix, req.exact, std::move(on_event));

@@ -16,7 +16,8 @@ caf::expected<service_actors> spawn_service_actors(caf::actor_system& sys,
                                                    std::shared_ptr<lease_store> store,
                                                    const config& cfg, bool detached_store,
                                                    std::shared_ptr<metrics> stats,
-                                                   std::shared_ptr<event_hub> events) {
+                                                   std::shared_ptr<event_hub> events,
+                                                   std::shared_ptr<std::atomic<int64_t>> waiting) {
   auto floor = store->fence_floor();
   if (!floor)
     return std::move(floor.error());
@@ -36,6 +37,8 @@ caf::expected<service_actors> spawn_service_actors(caf::actor_system& sys,
   ctx.max_waiters = cfg.max_waiters_per_lock;
   ctx.metrics = std::move(stats);
   ctx.events = std::move(events);
+  ctx.waiting = std::move(waiting);
+  ctx.max_waiters_total = cfg.max_waiters_total;
   result.registry = sys.spawn(registry_impl, std::move(ctx), std::move(*held));
   return result;
 }

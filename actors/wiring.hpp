@@ -3,6 +3,8 @@
 // Spawns the service's actors over a store. service::start uses it, and so do the benchmarks,
 // so that what is measured is what runs.
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -29,11 +31,13 @@ struct service_actors {
 /// Reads the fence floor and the held locks from `store` (blocking: call it before serving),
 /// then spawns the actors. `detached_store` gives the store actor its own thread, for stores
 /// that block on I/O. The lock actors count lease grants and ends into `stats` and publish their
-/// changes to `events` (null = none).
+/// changes to `events` and their waiting acquires into `waiting` (null = none).
 caf::expected<service_actors> spawn_service_actors(caf::actor_system& sys,
                                                    std::shared_ptr<lease_store> store,
                                                    const config& cfg, bool detached_store,
                                                    std::shared_ptr<metrics> stats = nullptr,
-                                                   std::shared_ptr<event_hub> events = nullptr);
+                                                   std::shared_ptr<event_hub> events = nullptr,
+                                                   std::shared_ptr<std::atomic<int64_t>> waiting
+                                                   = nullptr);
 
 } // namespace fencelock

@@ -141,6 +141,18 @@ const setting settings[] = {
    .help = "Waiters one lock may queue before further acquires get 429 too_many_waiters."},
   {.key = "list-limit-max", .field = &config::list_limit_max, .min = 1, .max = 100'000,
    .help = "Largest page size of GET /v1/locks."},
+  // --- overload ---
+  {.key = "shed-acquires-at", .field = &config::shed_acquires_at, .min = 1, .max = 10'000'000,
+   .help = "Requests in progress (waiting acquires not counted) from which new acquires get 503 "
+           "overloaded; renewals and releases are still served."},
+  {.key = "shed-reads-at", .field = &config::shed_reads_at, .min = 1, .max = 10'000'000,
+   .help = "Requests in progress from which status, check, list and subscribe are shed too."},
+  {.key = "max-in-flight", .field = &config::max_in_flight, .min = 1, .max = 10'000'000,
+   .help = "Requests in progress from which everything is refused, renewals included; at "
+           "least shed-reads-at, which is at least shed-acquires-at."},
+  {.key = "max-waiters-total", .field = &config::max_waiters_total, .min = 1,
+   .max = 10'000'000,
+   .help = "Waiting acquires over all locks before further ones get 429 too_many_waiters."},
   // --- runtime ---
   {.key = "actor-threads", .field = &config::actor_threads, .min = 0, .max = 256,
    .help = "Worker threads of the actor system; 0 means one per core."},
@@ -460,6 +472,15 @@ caf::error validate(const fencelock::config& cfg) {
     return config_error("ttl-min-ms: must not exceed ttl-max-ms (got "
                         + std::to_string(cfg.ttl_min_ms) + " > "
                         + std::to_string(cfg.ttl_max_ms) + ")");
+  // Acquires are shed first, then reads, then everything: the thresholds must climb.
+  if (cfg.shed_acquires_at > cfg.shed_reads_at)
+    return config_error("shed-acquires-at: must not exceed shed-reads-at (got "
+                        + std::to_string(cfg.shed_acquires_at) + " > "
+                        + std::to_string(cfg.shed_reads_at) + ")");
+  if (cfg.shed_reads_at > cfg.max_in_flight)
+    return config_error("shed-reads-at: must not exceed max-in-flight (got "
+                        + std::to_string(cfg.shed_reads_at) + " > "
+                        + std::to_string(cfg.max_in_flight) + ")");
   return caf::none;
 }
 

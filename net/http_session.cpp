@@ -201,7 +201,7 @@ void http_session::handle_request() {
   request_id_ = request_id_of(req);
   if (beast::websocket::is_upgrade(req))
     return upgrade(std::move(req));
-  auto result = route(req.method(), req.target(), req.body(), ctx_->cfg(), ctx_->svc().running());
+  auto result = route(req.method(), req.target(), req.body(), ctx_->cfg(), ctx_->svc().ready());
   if (auto* immediate = std::get_if<reply>(&result))
     return send(std::move(*immediate));
   start_call(std::get<service_call>(std::move(result)));

@@ -59,12 +59,14 @@ bool server_context::add_ws(const std::shared_ptr<ws_session>& session) {
   if (ws_stopped_ || ws_sessions_.size() >= cfg_.ws_max_sessions)
     return false;
   ws_sessions_.emplace(session.get(), session);
+  svc_.set_websocket_sessions(ws_sessions_.size());
   return true;
 }
 
 void server_context::remove_ws(const ws_session* session) {
   std::lock_guard<std::mutex> guard{ws_mutex_};
   ws_sessions_.erase(session);
+  svc_.set_websocket_sessions(ws_sessions_.size());
 }
 
 std::size_t server_context::ws_sessions() const {

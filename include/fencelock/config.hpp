@@ -54,6 +54,17 @@ struct config {
   /// Largest page size of GET /v1/locks.
   uint32_t list_limit_max = 1'000;
 
+  // --- overload (docs/overload.md) -------------------------------------------------------
+  /// Requests in progress (waiting acquires not counted) from which new acquires are shed with
+  /// 503 overloaded; renewals and releases are still served.
+  uint32_t shed_acquires_at = 512;
+  /// Requests in progress from which status, check, list and subscribe are shed too.
+  uint32_t shed_reads_at = 1'024;
+  /// Requests in progress from which everything is refused, renewals included: the memory bound.
+  uint32_t max_in_flight = 8'192;
+  /// Waiting acquires over all locks before further ones get 429 too_many_waiters.
+  uint32_t max_waiters_total = 100'000;
+
   // --- runtime ---------------------------------------------------------------------------
   /// Worker threads of the actor system (0 = one per core).
   uint32_t actor_threads = 0;

@@ -66,6 +66,10 @@ public:
   /// Returns whether start() succeeded and stop() was not called.
   bool running() const noexcept;
 
+  /// Returns whether the service runs and takes new acquires (it is not shedding them under
+  /// load): the answer of /readyz. Thread-safe.
+  bool ready() const noexcept;
+
   /// Returns the registry, for hosts that prefer typed messages to callbacks. Requests sent there
   /// directly skip validation: validate them first (fencelock/validate.hpp).
   registry_actor registry() const;
@@ -76,6 +80,9 @@ public:
   /// Returns the service's metrics in the Prometheus text format 0.0.4 (docs/metrics.md).
   /// Thread-safe.
   std::string metrics_text() const;
+
+  /// Reports the number of open WebSocket sessions, for the metrics. Thread-safe.
+  void set_websocket_sessions(std::size_t n);
 
   /// Returns a process-unique id for acquire_request::request_id.
   uint64_t next_request_id() noexcept;

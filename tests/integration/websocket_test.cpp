@@ -402,3 +402,33 @@ TEST_CASE("ws_sockets_are_told_1001_when_the_server_stops", "[integration][webso
   REQUIRE(ws.closed(code));
   CHECK(code == 1001);
 }
+
+TEST_CASE("ws_pings_keep_a_live_client_open_and_find_a_silent_one", "[integration][websocket]") {
+  temp_dir dir;
+  server_process server{dir.str(), {"--ws-idle-timeout-ms", "1000"}};
+  ws_client live{server.port()};
+  ws_client silent{server.port()};
+  // A client with a read pending answers pings (Beast does); three idle limits pass quietly.
+  CHECK_FALSE(live.receive(3s));
+  uint16_t code = 0;
+  CHECK_FALSE(live.closed(code));
+  CHECK(type_of(call(live, {{"id", 1}, {"op", "status"}, {"lock", "l"}})) == "reply");
+  // One that never reads never answers a ping: the server gives up on it.
+  std::this_thread::sleep_for(3s);
+  CHECK_FALSE(silent.receive(5s));
+  REQUIRE(silent.closed(code));
+}
+
+TEST_CASE("ws_subscriptions_per_socket_are_bounded", "[integration][websocket]") {
+  temp_dir dir;
+  server_process server{dir.str(), {"--ws-max-subscriptions", "2"}};
+  ws_client ws{server.port()};
+  CHECK(type_of(call(ws, {{"id", 1}, {"op", "subscribe"}, {"prefix", "a"}})) == "reply");
+  auto second = call(ws, {{"id", 2}, {"op", "subscribe"}, {"lock", "b"}});
+  CHECK(type_of(second) == "reply");
+  auto third = call(ws, {{"id", 3}, {"op", "subscribe"}, {"prefix", "c"}});
+  CHECK(error_of(third) == "invalid_request");
+  // Unsubscribing frees a place.
+  call(ws, {{"id", 4}, {"op", "unsubscribe"}, {"subscription", second.at("result").at("subscription")}});
+  CHECK(type_of(call(ws, {{"id", 5}, {"op", "subscribe"}, {"prefix", "c"}})) == "reply");
+}

@@ -1,0 +1,221 @@
+// Overload (docs/overload.md): a flood of acquires from many sockets, on many names and on one
+// hot name, while holders renew. Every renewal sent in time succeeds, shed acquires get 503
+// overloaded with a retry hint, waiter caps answer 429, the server's memory stays under a
+// stated bound, and it recovers by itself when the flood stops. No assertion on speed.
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/json/serialize.hpp>
+
+#include "support/http_client.hpp"
+#include "support/poll.hpp"
+#include "support/server_process.hpp"
+#include "support/temp_dir.hpp"
+#include "support/ws_client.hpp"
+
+using namespace fencelock::test;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+/// Resident memory of process `pid` in KiB (VmRSS), or 0 when unreadable.
+long rss_kib(pid_t pid) {
+  std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
+  std::string key;
+  while (status >> key) {
+    if (key == "VmRSS:") {
+      long kib = 0;
+      status >> kib;
+      return kib;
+    }
+    status.ignore(4096, '\n');
+  }
+  return 0;
+}
+
+struct flood_counts {
+  std::atomic<long> granted{0};
+  std::atomic<long> overloaded{0};
+  std::atomic<long> overloaded_with_hint{0};
+  std::atomic<long> too_many_waiters{0};
+  std::atomic<long> other{0};
+};
+
+/// Sends pipelined acquires in batches until `stop`: fresh names, and waits on one hot name.
+void flood(uint16_t port, int worker, const std::atomic<bool>& stop, flood_counts& counts) {
+  ws_client ws{port};
+  int64_t id = 0;
+  while (!stop) {
+    constexpr int batch = 200;
+    for (int i = 0; i < batch; ++i) {
+      ++id;
+      json::object frame{{"id", id}, {"op", "acquire"}, {"owner", "flood-" + std::to_string(worker)},
+                         {"ttlMs", 60'000}};
+      if (id % 4 == 0) {
+        frame["lock"] = "hot";
+        frame["waitMs"] = 500;
+      } else {
+        frame["lock"] = "flood:" + std::to_string(worker) + ":" + std::to_string(id);
+      }
+      if (!ws.send(frame))
+        return;
+    }
+    for (int answered = 0; answered < batch;) {
+      auto f = ws.receive(30s);
+      if (!f)
+        return;
+      if (!f->contains("id"))
+        continue;
+      ++answered;
+      auto type = f->at("type").as_string();
+      auto error = f->contains("error") ? f->at("error").as_string() : json::string{};
+      if (type == "granted")
+        ++counts.granted;
+      else if (error == "overloaded") {
+        ++counts.overloaded;
+        if (f->contains("retryAfterMs") && f->at("retryAfterMs").as_int64() > 0)
+          ++counts.overloaded_with_hint;
+      } else if (error == "too_many_waiters")
+        ++counts.too_many_waiters;
+      else if (error != "lock_held")
+        ++counts.other;
+    }
+  }
+}
+
+} // namespace
+
+TEST_CASE("overload_sheds_acquires_and_never_costs_a_renewing_holder_its_lease",
+          "[integration][overload]") {
+  temp_dir dir;
+  server_process server{dir.str(),
+                        {"--shed-acquires-at", "32", "--shed-reads-at", "64", "--max-in-flight",
+                         "4096", "--max-waiters-per-lock", "50", "--ws-max-pending", "1024",
+                         "--log-level", "warn"}};
+  http_client http{server.port()};
+
+  // Holders: short leases renewed at a third of their TTL, each on its own socket.
+  constexpr int holders = 4;
+  constexpr int64_t ttl_ms = 1'500;
+  std::atomic<bool> stop_flood{false};
+  std::atomic<bool> stop_renewing{false};
+  std::atomic<long> renewals{0};
+  std::atomic<long> failed_renewals{0};
+  std::vector<std::string> failures;
+  std::mutex failures_mutex;
+  std::vector<std::thread> threads;
+  for (int h = 0; h < holders; ++h) {
+    threads.emplace_back([&, h] {
+      ws_client ws{server.port()};
+      auto lock = "held:" + std::to_string(h);
+      auto owner = "holder-" + std::to_string(h);
+      ws.send({{"id", 0}, {"op", "acquire"}, {"lock", lock}, {"owner", owner}, {"ttlMs", ttl_ms}});
+      auto granted = ws.answer_to(0, 30s);
+      if (!granted || granted->at("type") != "granted") {
+        ++failed_renewals;
+        return;
+      }
+      auto token = granted->at("result").at("token");
+      for (int64_t id = 1; !stop_renewing; ++id) {
+        std::this_thread::sleep_for(std::chrono::milliseconds{ttl_ms / 3});
+        ws.send({{"id", id}, {"op", "renew"}, {"lock", lock}, {"owner", owner}, {"token", token}});
+        auto answer = ws.answer_to(id, 30s);
+        if (answer && answer->at("type") == "reply") {
+          ++renewals;
+          continue;
+        }
+        ++failed_renewals;
+        std::lock_guard<std::mutex> guard{failures_mutex};
+        failures.push_back(answer ? json::serialize(*answer) : "no answer");
+        return;
+      }
+    });
+  }
+
+  flood_counts counts;
+  for (int w = 0; w < 4; ++w)
+    threads.emplace_back([&, w] { flood(server.port(), w, stop_flood, counts); });
+
+  long peak_rss = 0;
+  bool seen_unready = false;
+  auto flood_until = std::chrono::steady_clock::now() + 6s;
+  while (std::chrono::steady_clock::now() < flood_until) {
+    peak_rss = std::max(peak_rss, rss_kib(server.process().pid()));
+    if (http.get("/readyz").status == 503)
+      seen_unready = true;
+    std::this_thread::sleep_for(100ms);
+  }
+  stop_flood = true;
+  // Renewals go on through the end of the flood and after it.
+  std::this_thread::sleep_for(1s);
+  stop_renewing = true;
+  for (auto& t : threads)
+    t.join();
+
+  INFO("granted " << counts.granted << ", overloaded " << counts.overloaded
+                  << ", too_many_waiters " << counts.too_many_waiters << ", other "
+                  << counts.other << ", renewals " << renewals << ", peak RSS " << peak_rss
+                  << " KiB");
+  for (const auto& f : failures)
+    UNSCOPED_INFO("failed renewal: " << f);
+  CHECK(failed_renewals == 0);
+  CHECK(renewals >= holders * 6); // they kept renewing for the whole run
+  CHECK(counts.overloaded > 0);  // acquires were shed ...
+  CHECK(counts.overloaded_with_hint == counts.overloaded); // ... each with a retry hint
+  CHECK(counts.granted > 0);     // ... not all of them
+  CHECK(counts.other == 0);
+  CHECK(seen_unready); // /readyz said so while shedding
+  // The stated bound (docs/overload.md): well under 256 MiB for this flood.
+  CHECK(peak_rss > 0);
+  CHECK(peak_rss < 256 * 1024);
+
+  // Recovery: ready again, and a new acquire is granted.
+  CHECK(eventually([&] { return http.get("/readyz").status == 200; }, 30s));
+  auto after = http.post("/v1/locks/after-flood/acquire", json::object{{"owner", "late"},
+                                                                      {"ttlMs", 10'000}});
+  CHECK(after.status == 200);
+}
+
+TEST_CASE("waiter_caps_answer_429_per_lock_and_over_all_locks", "[integration][overload]") {
+  temp_dir dir;
+  server_process server{dir.str(), {"--max-waiters-per-lock", "5", "--max-waiters-total", "8"}};
+  ws_client holder{server.port()};
+  ws_client waiters{server.port()};
+  for (auto lock : {"a", "b"}) {
+    holder.send({{"id", lock}, {"op", "acquire"}, {"lock", lock}, {"owner", "h"}, {"ttlMs", 60'000}});
+    auto granted = holder.answer_to(lock, 30s);
+    REQUIRE(granted);
+    REQUIRE(granted->at("type") == "granted");
+  }
+  auto wait_on = [&](int64_t id, const char* lock) {
+    waiters.send({{"id", id}, {"op", "acquire"}, {"lock", lock}, {"owner", "w" + std::to_string(id)},
+                  {"ttlMs", 60'000}, {"waitMs", 60'000}});
+  };
+  // Six on "a": the sixth finds its queue full.
+  for (int64_t id = 1; id <= 6; ++id)
+    wait_on(id, "a");
+  auto sixth = waiters.answer_to(6, 30s);
+  REQUIRE(sixth);
+  CHECK(sixth->at("error") == "too_many_waiters");
+  CHECK(sixth->at("retryAfterMs").as_int64() > 0);
+  // Three more on "b" fit its queue, but only three of them fit the total of eight.
+  for (int64_t id = 7; id <= 10; ++id)
+    wait_on(id, "b");
+  auto tenth = waiters.answer_to(10, 30s);
+  REQUIRE(tenth);
+  CHECK(tenth->at("error") == "too_many_waiters");
+  http_client http{server.port()};
+  auto a = http.get("/v1/locks/a");
+  auto b = http.get("/v1/locks/b");
+  REQUIRE(a.json);
+  REQUIRE(b.json);
+  CHECK(a.json->at("waiters") == 5);
+  CHECK(b.json->at("waiters") == 3);
+}
