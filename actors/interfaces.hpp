@@ -40,7 +40,9 @@ using fence_issuer_actor = caf::typed_actor<caf::replies_to<next_token_atom>::wi
 using watchdog_actor = caf::typed_actor<
   /// Arms (or re-arms) the expiry of `lock`'s lease `token` at monotonic time `deadline_ns`.
   caf::reacts_to<arm_atom, lock_actor, uint64_t, int64_t>,
-  caf::reacts_to<tick_atom>>;
+  caf::reacts_to<tick_atom>,
+  /// From itself: time to look for a stall of the process.
+  caf::reacts_to<heartbeat_atom>>;
 
 /// Wraps a lease_store; batches concurrent writes into one durable commit.
 using store_actor = caf::typed_actor<

@@ -48,6 +48,14 @@ caf::error store_error(const caf::error& err) {
   return caf::make_error(errc::store_unavailable, "lease store: " + to_string(err));
 }
 
+// Returns the time at which leases are judged now: the clock's time, except during the grace
+// after a stall of the process, when it is the moment the stall began (actors/stall.hpp).
+time_point judged_now(self_ptr self) {
+  auto now = self->clock().now();
+  auto& stall = self->state.ctx.stall;
+  return stall ? stall->judged(now) : now;
+}
+
 // Counts waiters entering and leaving this lock's queue into the service-wide total.
 void count_waiters(self_ptr self, int64_t delta) {
   if (auto& waiting = self->state.ctx.waiting)
@@ -202,8 +210,19 @@ void end_lease(self_ptr self, lease_end_cause cause, write_done then) {
 // Ends the lease `token` if it is still the lease and its deadline has passed.
 void expire_if_ended(self_ptr self, uint64_t token) {
   auto& st = self->state;
-  if (!st.lock.holder || st.lock.holder->token != token || !st.lock.lease_ended(self->clock().now()))
-    return; // stale timer: released, renewed or already replaced
+  if (!st.lock.holder || st.lock.holder->token != token)
+    return; // stale timer: released or already replaced
+  auto now = self->clock().now();
+  if (!st.lock.lease_ended(now))
+    return; // stale timer: renewed
+  if (!st.lock.lease_ended(judged_now(self))) {
+    // The deadline fell into a stall of ours: the holder gets the grace to renew first.
+    auto until = st.ctx.stall->grace_until();
+    self->delayed_send(self, until - now, expire_atom_v, token);
+    if (st.ctx.metrics)
+      st.ctx.metrics->expiry_deferred();
+    return;
+  }
   end_lease(self, lease_end_cause::expired, [=](const caf::error& err) {
     // Fail closed: until the end is on record the lease stands (nobody else gets the lock, and
     // its holder cannot renew it either); try again shortly.
@@ -275,7 +294,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       idle_check check{self};
       auto& s = self->state;
       ++s.seen;
-      auto now = self->clock().now();
+      auto now = judged_now(self);
       switch (s.lock.decide(req, now, s.ctx.max_waiters)) {
         case acquire_decision::grant: {
           auto rp = self->make_response_promise<lease>();
@@ -299,7 +318,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
           auto rp = self->make_response_promise<lease>();
           auto id = req.request_id;
           auto wait = millis(req.wait_ms);
-          s.lock.waiters.push_back(waiter_info{std::move(req), now + wait, rp});
+          s.lock.waiters.push_back(waiter_info{std::move(req), self->clock().now() + wait, rp});
           count_waiters(self, 1);
           self->delayed_send(self, wait, wait_timeout_atom_v, id);
           if (s.lock.lease_ended(now))
@@ -315,7 +334,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       idle_check check{self};
       auto& s = self->state;
       ++s.seen;
-      if (!s.lock.is_current(req.owner, req.token, self->clock().now()))
+      if (!s.lock.is_current(req.owner, req.token, judged_now(self)))
         return lease_lost_error();
       auto rp = self->make_response_promise<lease>();
       extend(self, req.ttl_ms > 0 ? req.ttl_ms : s.lock.holder->ttl_ms, deliver_to(rp));
@@ -325,7 +344,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       idle_check check{self};
       auto& s = self->state;
       ++s.seen;
-      if (!s.lock.is_current(req.owner, req.token, self->clock().now()))
+      if (!s.lock.is_current(req.owner, req.token, judged_now(self)))
         return lease_lost_error();
       auto rp = self->make_response_promise<bool>();
       auto cause = req.session_closed ? lease_end_cause::session_closed : lease_end_cause::released;
@@ -341,13 +360,13 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       idle_check check{self};
       auto& s = self->state;
       ++s.seen;
-      return s.lock.status(self->clock().now(), s.ctx.clock);
+      return s.lock.status(judged_now(self), s.ctx.clock);
     },
     [=](check_atom, const check_request& req) -> check_result {
       idle_check check{self};
       auto& s = self->state;
       ++s.seen;
-      return s.lock.check(req.token, self->clock().now(), s.ctx.clock);
+      return s.lock.check(req.token, judged_now(self), s.ctx.clock);
     },
     [=](cancel_atom, const std::string&, uint64_t request_id) {
       idle_check check{self};

@@ -8,6 +8,7 @@
 #include "actors/clock.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/lock_state.hpp"
+#include "actors/stall.hpp"
 
 namespace fencelock {
 
@@ -31,6 +32,8 @@ struct lock_context {
   /// Waiting acquires over all locks, shared by every lock actor (null = not bounded).
   std::shared_ptr<std::atomic<int64_t>> waiting;
   uint32_t max_waiters_total = 100'000;
+  /// The watchdog's record of process stalls, whose grace puts off judging leases (null = none).
+  std::shared_ptr<stall_window> stall;
 };
 
 struct lock_actor_state {

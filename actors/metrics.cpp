@@ -70,7 +70,17 @@ metrics::metrics()
                           .Name("fencelock_websocket_sessions")
                           .Help("Open WebSocket sessions")
                           .Register(registry_)
-                          .Add({})) {
+                          .Add({})),
+    stalls_(prometheus::BuildCounter()
+              .Name("fencelock_stalls_total")
+              .Help("Stalls of the process noticed by the watchdog (each opens a grace window)")
+              .Register(registry_)
+              .Add({})),
+    deferred_expiries_(prometheus::BuildCounter()
+                         .Name("fencelock_stall_deferred_expiries_total")
+                         .Help("Lease expiries put off because the deadline fell into a stall")
+                         .Register(registry_)
+                         .Add({})) {
   // Series that exist from the start read 0 instead of being absent.
   for (auto op : operations) {
     operations_.Add({{"op", std::string{op}}, {"outcome", "ok"}});
@@ -107,6 +117,14 @@ void metrics::set_load(int64_t in_flight, int64_t waiting, std::size_t subscript
   waiting_.Set(static_cast<double>(waiting));
   subscriptions_.Set(static_cast<double>(subscriptions));
   shedding_.Set(shedding ? 1.0 : 0.0);
+}
+
+void metrics::stall_detected() {
+  stalls_.Increment();
+}
+
+void metrics::expiry_deferred() {
+  deferred_expiries_.Increment();
 }
 
 void metrics::set_websocket_sessions(std::size_t n) {

@@ -48,6 +48,12 @@ public:
   /// whether new acquires are being shed.
   void set_load(int64_t in_flight, int64_t waiting, std::size_t subscriptions, bool shedding);
 
+  /// Counts a stall of the process noticed by the watchdog (actors/stall.hpp).
+  void stall_detected();
+
+  /// Counts an expiry put off because its deadline fell into a stall's grace.
+  void expiry_deferred();
+
   /// Sets the gauge of open WebSocket sessions.
   void set_websocket_sessions(std::size_t n);
 
@@ -66,6 +72,8 @@ private:
   prometheus::Gauge& subscriptions_;
   prometheus::Gauge& shedding_;
   prometheus::Gauge& websocket_sessions_;
+  prometheus::Counter& stalls_;
+  prometheus::Counter& deferred_expiries_;
 };
 
 } // namespace fencelock

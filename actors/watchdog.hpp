@@ -1,14 +1,18 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 
 #include <caf/actor_clock.hpp>
 
 #include "actors/interfaces.hpp"
+#include "actors/stall.hpp"
 
 namespace fencelock {
+
+class metrics;
 
 struct watchdog_state {
   // Not an aggregate: CAF would otherwise try to build the state from the actor pointer.
@@ -22,6 +26,10 @@ struct watchdog_state {
   queue timers;                                           // by deadline
   std::unordered_map<caf::actor_id, queue::iterator> by_lock; // one timer per lock
   std::optional<caf::actor_clock::time_point> next_tick;  // earliest tick in flight
+  stall_settings stalls;
+  std::shared_ptr<stall_window> window;                   // null = stalls are not watched
+  std::shared_ptr<fencelock::metrics> metrics;
+  caf::actor_clock::time_point last_beat;
   static inline const char* name = "fencelock.watchdog";
 };
 
@@ -29,6 +37,13 @@ struct watchdog_state {
 /// most one timer: arming again (after a renewal) replaces it. The lock actor ignores an expiry
 /// for a token that is no longer its lease or whose deadline moved, so a late timer is harmless.
 /// One delayed tick is in flight for the earliest deadline, not one per lease.
-watchdog_actor::behavior_type watchdog_impl(watchdog_actor::stateful_pointer<watchdog_state> self);
+///
+/// With a `window`, a heartbeat also watches for stalls of the process (actors/stall.hpp) and
+/// opens the window's grace before any expiry goes out after one; stalls are counted in
+/// `stats` (null = not counted).
+watchdog_actor::behavior_type watchdog_impl(watchdog_actor::stateful_pointer<watchdog_state> self,
+                                            std::shared_ptr<stall_window> window = nullptr,
+                                            stall_settings settings = {},
+                                            std::shared_ptr<metrics> stats = nullptr);
 
 } // namespace fencelock

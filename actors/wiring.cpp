@@ -1,5 +1,7 @@
 #include "actors/wiring.hpp"
 
+#include <chrono>
+
 #include "actors/fence_issuer.hpp"
 #include "actors/registry.hpp"
 #include "actors/store/store_actor.hpp"
@@ -28,7 +30,14 @@ caf::expected<service_actors> spawn_service_actors(caf::actor_system& sys,
   result.store = detached_store ? sys.spawn<caf::detached>(store_actor_impl, store)
                                 : sys.spawn(store_actor_impl, store);
   result.fence = sys.spawn(fence_issuer_impl, result.store, *floor, uint64_t{cfg.fence_block});
-  result.watchdog = sys.spawn(watchdog_impl);
+  // A watchdog that watches for stalls of this process, unless configured off.
+  std::shared_ptr<stall_window> stall;
+  stall_settings stalls;
+  stalls.threshold = std::chrono::milliseconds{cfg.stall_threshold_ms};
+  stalls.grace = std::chrono::milliseconds{cfg.stall_grace_ms};
+  if (cfg.stall_threshold_ms > 0)
+    stall = std::make_shared<stall_window>();
+  result.watchdog = sys.spawn(watchdog_impl, stall, stalls, stats);
   lock_context ctx;
   ctx.store = result.store;
   ctx.fence = result.fence;
@@ -38,6 +47,7 @@ caf::expected<service_actors> spawn_service_actors(caf::actor_system& sys,
   ctx.metrics = std::move(stats);
   ctx.events = std::move(events);
   ctx.waiting = std::move(waiting);
+  ctx.stall = std::move(stall);
   ctx.max_waiters_total = cfg.max_waiters_total;
   result.registry = sys.spawn(registry_impl, std::move(ctx), std::move(*held));
   return result;

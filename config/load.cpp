@@ -153,6 +153,12 @@ const setting settings[] = {
   {.key = "max-waiters-total", .field = &config::max_waiters_total, .min = 1,
    .max = 10'000'000,
    .help = "Waiting acquires over all locks before further ones get 429 too_many_waiters."},
+  {.key = "stall-threshold-ms", .field = &config::stall_threshold_ms, .min = 0, .max = 600'000,
+   .help = "How late the watchdog's heartbeat must be to count as a stall of the process; 0 "
+           "turns stall detection off."},
+  {.key = "stall-grace-ms", .field = &config::stall_grace_ms, .min = 0, .max = 600'000,
+   .help = "After a stall, how long leases are still judged at the moment it began, so that "
+           "their holders can renew before anything expires."},
   // --- runtime ---
   {.key = "actor-threads", .field = &config::actor_threads, .min = 0, .max = 256,
    .help = "Worker threads of the actor system; 0 means one per core."},

@@ -64,6 +64,12 @@ struct config {
   uint32_t max_in_flight = 8'192;
   /// Waiting acquires over all locks before further ones get 429 too_many_waiters.
   uint32_t max_waiters_total = 100'000;
+  /// How late the watchdog's heartbeat must be to count as a stall of the process (0 = stalls
+  /// are not watched).
+  uint32_t stall_threshold_ms = 2'000;
+  /// After a stall, how long leases are still judged at the moment it began: the holders'
+  /// window to renew before anything expires.
+  uint32_t stall_grace_ms = 5'000;
 
   // --- runtime ---------------------------------------------------------------------------
   /// Worker threads of the actor system (0 = one per core).

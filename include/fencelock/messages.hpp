@@ -34,6 +34,7 @@ FENCELOCK_ATOM(expire, "flexpire");
 FENCELOCK_ATOM(wait_timeout, "flwaitto");
 FENCELOCK_ATOM(arm, "flarm");
 FENCELOCK_ATOM(tick, "fltick");
+FENCELOCK_ATOM(heartbeat, "flheartbt");
 
 // Internal: fence issuer.
 FENCELOCK_ATOM(next_token, "flnexttok");

@@ -53,19 +53,27 @@ struct actor_fixture {
   lock_context ctx;
 
   /// Starts the service's actors over `shared` (a fresh memory store when null), as a restart.
+  /// With `stalls`, the watchdog watches for stalls of the process (advance time in one big
+  /// step to simulate one).
   explicit actor_fixture(std::shared_ptr<lease_store> shared = nullptr, uint32_t max_waiters = 100,
-                         uint64_t fence_block = 10)
+                         uint64_t fence_block = 10,
+                         std::optional<stall_settings> stalls = std::nullopt)
     : sys(testing_config(cfg)),
       sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())),
       store(shared ? std::move(shared) : std::make_shared<memory_store>()) {
     store_handle = sys.spawn(store_actor_impl, store);
     fence = sys.spawn(fence_issuer_impl, store_handle, *store->fence_floor(), fence_block);
-    watchdog = sys.spawn(watchdog_impl);
+    std::shared_ptr<stall_window> window;
+    if (stalls)
+      window = std::make_shared<stall_window>();
+    watchdog = sys.spawn(watchdog_impl, window, stalls.value_or(stall_settings{}),
+                         std::shared_ptr<metrics>{});
     ctx.store = store_handle;
     ctx.fence = fence;
     ctx.watchdog = watchdog;
     ctx.clock = clock_mapping{1'000'000, 0};
     ctx.max_waiters = max_waiters;
+    ctx.stall = window;
     registry = sys.spawn(registry_impl, ctx, *store->held_names());
     run();
   }

@@ -286,3 +286,53 @@ TEST_CASE("check tells whether a token is the current, unexpired lease", "[actor
   CHECK_FALSE(ended.current);
   CHECK(ended.token == 0);
 }
+
+namespace {
+
+// Heartbeat 250 ms; a heartbeat 2 s late is a stall; 5 s of grace after it.
+fencelock::stall_settings watched_stalls() {
+  return {std::chrono::milliseconds{250}, std::chrono::seconds{2}, std::chrono::seconds{5}};
+}
+
+// Moves time in heartbeat-sized steps: no stall.
+void pass_time(actor_fixture& f, int64_t ms) {
+  for (; ms > 0; ms -= 100)
+    f.advance(std::min<int64_t>(ms, 100));
+}
+
+} // namespace
+
+TEST_CASE("after a stall of the process, holders get a grace window to renew", "[actors]") {
+  actor_fixture f{nullptr, 100, 10, watched_stalls()};
+  auto renewed = f.acquire("renewed", "alice", 1000)->value().value();
+  auto left = f.acquire("left", "bob", 1000)->value().value();
+  auto ended = f.acquire("ended", "carol", 200)->value().value();
+  pass_time(f, 500); // "ended" expires before the stall, as always
+  CHECK_FALSE(f.status("ended").held);
+
+  f.advance(10'000); // the process stood still for ten seconds
+  // The deadlines of "renewed" and "left" fell into the stall: nothing expired at wake-up.
+  CHECK(f.status("renewed").held);
+  CHECK(f.status("left").held);
+  // A holder that renews within the grace keeps its lease and its token.
+  auto again = f.renew("renewed", "alice", renewed.token, 1000);
+  REQUIRE(again->value());
+  CHECK(again->value()->token == renewed.token);
+  // Nobody else is granted a lock in grace.
+  CHECK(code_of(f.acquire("left", "mallory", 1000)) == errc::lock_held);
+
+  pass_time(f, 5'100); // the grace is over: leases are judged by the clock again
+  CHECK_FALSE(f.status("left").held);
+  CHECK(code_of(f.renew("left", "bob", left.token)) == errc::lease_lost);
+  CHECK_FALSE(f.status("renewed").held); // its renewal ran out during the grace too
+  auto next = f.acquire("left", "mallory", 1000)->value().value();
+  CHECK(next.token > left.token);
+  (void)ended;
+}
+
+TEST_CASE("without stall detection a jump of the clock expires leases at once", "[actors]") {
+  actor_fixture f; // the default fixture does not watch for stalls
+  f.acquire("a", "alice", 1000);
+  f.advance(10'000);
+  CHECK_FALSE(f.status("a").held);
+}
