@@ -124,11 +124,14 @@ void commit(self_ptr self, std::optional<holder_info> next, write_done then,
             lease_end_cause end_cause = lease_end_cause::released) {
   auto& st = self->state;
   ++st.in_flight;
+  auto sent = std::chrono::steady_clock::now();
   self->request(st.ctx.store, st.ctx.store_timeout, put_atom_v, st.lock.record(next))
     .await(
       [=](bool) {
         auto& s = self->state;
         --s.in_flight;
+        if (auto* m = s.ctx.metrics.get())
+          m->record_store_write(std::chrono::steady_clock::now() - sent);
         if (next)
           s.lock.last_token = std::max(s.lock.last_token, next->token);
         // Only a change of holder between none and some moves the held gauge; a renewal does
@@ -184,8 +187,10 @@ void hand_off(self_ptr self) {
   auto w = std::move(st.lock.waiters.front());
   st.lock.waiters.pop_front();
   count_waiters(self, -1);
-  grant(self, w.req, [=, promise = w.promise](caf::expected<lease> x) mutable {
+  grant(self, w.req, [=, promise = w.promise, since = w.since](caf::expected<lease> x) mutable {
     if (x) {
+      if (auto* m = self->state.ctx.metrics.get())
+        m->record_wait(std::chrono::steady_clock::now() - since);
       promise.deliver(std::move(*x));
     } else {
       promise.deliver(x.error());
@@ -318,7 +323,8 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
           auto rp = self->make_response_promise<lease>();
           auto id = req.request_id;
           auto wait = millis(req.wait_ms);
-          s.lock.waiters.push_back(waiter_info{std::move(req), self->clock().now() + wait, rp});
+          s.lock.waiters.push_back(waiter_info{std::move(req), self->clock().now() + wait, rp,
+                                               std::chrono::steady_clock::now()});
           count_waiters(self, 1);
           self->delayed_send(self, wait, wait_timeout_atom_v, id);
           if (s.lock.lease_ended(now))

@@ -4,6 +4,7 @@
 // lock_state and performs the decisions' side effects (tokens, store writes, replies, timers);
 // keeping the decisions here makes them testable without actors.
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -38,6 +39,8 @@ struct waiter_info {
   acquire_request req;
   time_point give_up_at;
   caf::typed_response_promise<lease> promise;
+  /// When it started waiting, on the real clock: for the wait-time histogram only.
+  std::chrono::steady_clock::time_point since;
 };
 
 /// What an acquire should do, given the lock's state.

@@ -71,6 +71,17 @@ metrics::metrics()
                           .Help("Open WebSocket sessions")
                           .Register(registry_)
                           .Add({})),
+    wait_(prometheus::BuildHistogram()
+            .Name("fencelock_lock_wait_seconds")
+            .Help("Time a granted acquire waited in its lock's queue, in seconds")
+            .Register(registry_)
+            .Add({}, duration_buckets())),
+    store_writes_(prometheus::BuildHistogram()
+                    .Name("fencelock_store_write_seconds")
+                    .Help("Round trip of one lease write to the store (queue and group commit "
+                          "included), in seconds")
+                    .Register(registry_)
+                    .Add({}, duration_buckets())),
     stalls_(prometheus::BuildCounter()
               .Name("fencelock_stalls_total")
               .Help("Stalls of the process noticed by the watchdog (each opens a grace window)")
@@ -117,6 +128,14 @@ void metrics::set_load(int64_t in_flight, int64_t waiting, std::size_t subscript
   waiting_.Set(static_cast<double>(waiting));
   subscriptions_.Set(static_cast<double>(subscriptions));
   shedding_.Set(shedding ? 1.0 : 0.0);
+}
+
+void metrics::record_wait(std::chrono::steady_clock::duration waited) {
+  wait_.Observe(std::chrono::duration<double>(waited).count());
+}
+
+void metrics::record_store_write(std::chrono::steady_clock::duration elapsed) {
+  store_writes_.Observe(std::chrono::duration<double>(elapsed).count());
 }
 
 void metrics::stall_detected() {

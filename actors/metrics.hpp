@@ -48,6 +48,12 @@ public:
   /// whether new acquires are being shed.
   void set_load(int64_t in_flight, int64_t waiting, std::size_t subscriptions, bool shedding);
 
+  /// Records how long an acquire waited in a lock's queue before it was granted.
+  void record_wait(std::chrono::steady_clock::duration waited);
+
+  /// Records one lease write's round trip to the store (queueing and group commit included).
+  void record_store_write(std::chrono::steady_clock::duration elapsed);
+
   /// Counts a stall of the process noticed by the watchdog (actors/stall.hpp).
   void stall_detected();
 
@@ -72,6 +78,8 @@ private:
   prometheus::Gauge& subscriptions_;
   prometheus::Gauge& shedding_;
   prometheus::Gauge& websocket_sessions_;
+  prometheus::Histogram& wait_;
+  prometheus::Histogram& store_writes_;
   prometheus::Counter& stalls_;
   prometheus::Counter& deferred_expiries_;
 };

@@ -1,16 +1,22 @@
 // GET /metrics against the real server binary: the scrape is Prometheus text, and the operation
-// counters, lease ends and the held gauge move with the requests.
+// counters, lease ends, wait and store histograms and the load gauges move with the requests.
 
 #define CATCH_CONFIG_ENABLE_OPTIONAL_STRINGMAKER
 #include <catch2/catch.hpp>
 
+#include <optional>
+#include <thread>
+
 #include "integration/checks.hpp"
 #include "support/lock_api.hpp"
+#include "support/poll.hpp"
 #include "support/prom_text.hpp"
 #include "support/server_process.hpp"
 #include "support/temp_dir.hpp"
+#include "support/ws_client.hpp"
 
 using namespace fencelock::test;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -56,4 +62,46 @@ TEST_CASE("metrics_are_scraped_and_move", "[integration]") {
   INFO(again);
   CHECK(sample(again, R"(fencelock_operations_total{op="acquire",outcome="ok"})") == 2.0);
   CHECK(sample(again, "fencelock_locks_held") == 1.0);
+}
+
+TEST_CASE("metrics_count_waits_store_writes_sessions_and_load", "[integration]") {
+  temp_dir dir;
+  server_process server{dir.str()};
+  lock_client api{server.port()};
+  const std::string lock = "metrics:wait";
+
+  auto first = require_lease(api.acquire(lock, "alice", 10'000, 0));
+  // A waiter on its own thread is handed the lock when alice releases.
+  std::optional<http_response> waited;
+  std::thread waiter{[&] {
+    lock_client other{server.port()};
+    waited = other.acquire(lock, "bob", 10'000, 30'000);
+  }};
+  REQUIRE(eventually([&] { return api.status_of(lock).waiters == 1u; }, 10s));
+  auto during = scrape(api);
+  CHECK(sample(during, "fencelock_waiters") == 1.0);
+  CHECK(sample(during, "fencelock_requests_in_progress") >= 1.0); // the waiting acquire
+  CHECK(sample(during, "fencelock_shedding") == 0.0);
+  REQUIRE(api.release(lock, "alice", first.token).status == 200);
+  waiter.join();
+  REQUIRE(waited);
+  CHECK(waited->status == 200);
+
+  auto text = scrape(api);
+  INFO(text);
+  CHECK(has_line(text, "# TYPE fencelock_lock_wait_seconds histogram"));
+  CHECK(sample(text, "fencelock_lock_wait_seconds_count") == 1.0);
+  // Grant, release and hand-off grant: three lease writes, each timed.
+  CHECK(sample(text, "fencelock_store_write_seconds_count") == 3.0);
+  CHECK(sample(text, "fencelock_waiters") == 0.0);
+  CHECK(sample(text, R"(fencelock_shed_total{op="acquire"})") == 0.0);
+  CHECK(sample(text, "fencelock_stalls_total") == 0.0);
+  CHECK(sample(text, "fencelock_websocket_sessions") == 0.0);
+  {
+    ws_client ws{server.port()};
+    CHECK(eventually([&] { return sample(scrape(api), "fencelock_websocket_sessions") == 1.0; },
+                     10s));
+  }
+  CHECK(eventually([&] { return sample(scrape(api), "fencelock_websocket_sessions") == 0.0; },
+                   10s));
 }
