@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value_to.hpp>
 
@@ -431,4 +432,23 @@ TEST_CASE("ws_subscriptions_per_socket_are_bounded", "[integration][websocket]")
   // Unsubscribing frees a place.
   call(ws, {{"id", 4}, {"op", "unsubscribe"}, {"subscription", second.at("result").at("subscription")}});
   CHECK(type_of(call(ws, {{"id", 5}, {"op", "subscribe"}, {"prefix", "c"}})) == "reply");
+}
+
+TEST_CASE("ws_operation_events_carry_the_session_and_request_id", "[integration][websocket]") {
+  temp_dir dir;
+  server_process server{dir.str()};
+  ws_client ws{server.port()};
+  auto session = std::string{ws.hello().at("session").as_string()};
+  acquire(ws, "logged", "w");
+  call(ws, {{"id", "my-status-7"}, {"op", "status"}, {"lock", "logged"}});
+  auto want = session + ":my-status-7";
+  auto line = server.wait_for_line(
+    [&](std::string_view l) { return l.find(want) != std::string_view::npos; }, 10s);
+  REQUIRE(line);
+  auto event = json::parse(*line).as_object(); // every line is one JSON object
+  CHECK(event.at("event") == "op");
+  CHECK(event.at("op") == "status");
+  CHECK(event.at("request_id").as_string() == want);
+  CHECK(event.at("lock") == "logged");
+  CHECK(event.at("outcome") == "ok");
 }
