@@ -103,7 +103,9 @@ TEST_CASE("overload_sheds_acquires_and_never_costs_a_renewing_holder_its_lease",
 
   // Holders: short leases renewed at a third of their TTL, each on its own socket.
   constexpr int holders = 4;
-  constexpr int64_t ttl_ms = 1'500;
+  // Generous against a starved machine (CI runs tests in parallel): renewals every second
+  // against three-second leases.
+  constexpr int64_t ttl_ms = 3'000;
   std::atomic<bool> stop_flood{false};
   std::atomic<bool> stop_renewing{false};
   std::atomic<long> renewals{0};
@@ -166,7 +168,7 @@ TEST_CASE("overload_sheds_acquires_and_never_costs_a_renewing_holder_its_lease",
   for (const auto& f : failures)
     UNSCOPED_INFO("failed renewal: " << f);
   CHECK(failed_renewals == 0);
-  CHECK(renewals >= holders * 6); // they kept renewing for the whole run
+  CHECK(renewals >= holders * 4); // they kept renewing for the whole run
   CHECK(counts.overloaded > 0);  // acquires were shed ...
   CHECK(counts.overloaded_with_hint == counts.overloaded); // ... each with a retry hint
   CHECK(counts.granted > 0);     // ... not all of them
