@@ -8,6 +8,9 @@
 //
 // Every log line is one JSON object; integration tests start the server with --port 0 and read
 // the port from the "listening" line.
+//
+// The client subcommands (run, acquire, release, status, watch) live in client/cli/ and talk to
+// a server over its WebSocket API; main() only dispatches to them.
 
 #include <algorithm>
 #include <csignal>
@@ -30,6 +33,8 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/oplog.hpp"
+#include "client/cli/commands.hpp"
+#include "client/cli/usage.hpp"
 #include "config/load.hpp"
 #include "fencelock/config.hpp"
 #include "fencelock/errc.hpp"
@@ -44,17 +49,26 @@
 
 namespace {
 
-constexpr std::string_view usage = R"(Usage: fencelock <command> [options]
+constexpr std::string_view usage_head = R"(Usage: fencelock <command> [options]
 
-A distributed lock service with fencing tokens, served over HTTP/JSON.
+A distributed lock service with fencing tokens, served over HTTP/JSON and WebSocket.
 
 Commands:
   serve [options]   Run the lock service; `fencelock serve --help` lists every option.
 
+)";
+
+constexpr std::string_view usage_tail = R"(
 Options:
   -h, --help        Print this help and exit.
   --version         Print the version and exit.
 )";
+
+/// Prints the whole `fencelock --help` text to `out`.
+void print_usage(std::ostream& out) {
+  out << usage_head << fencelock::cli::commands_help << usage_tail
+      << fencelock::cli::env_and_codes;
+}
 
 constexpr std::string_view serve_usage = R"(Usage: fencelock serve [options]
 
@@ -212,12 +226,12 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
-    std::cerr << usage;
+    print_usage(std::cerr);
     return 2;
   }
   const auto& command = args.front();
   if (command == "-h" || command == "--help" || command == "help") {
-    std::cout << usage;
+    print_usage(std::cout);
     return 0;
   }
   if (command == "--version") {
@@ -234,6 +248,9 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::cerr << "fencelock: unknown command \"" << command << "\"\n\n" << usage;
+  if (fencelock::cli::is_client_command(command)) // run, acquire, release, status, watch
+    return fencelock::cli::run_client_command(command, {args.begin() + 1, args.end()});
+  std::cerr << "fencelock: unknown command \"" << command << "\"\n\n";
+  print_usage(std::cerr);
   return 2;
 }

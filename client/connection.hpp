@@ -1,0 +1,126 @@
+#pragma once
+
+// One WebSocket connection to the server, reopened after a drop: sends requests with fresh ids,
+// matches answers to them (in any order), times each one out, and hands pushes to its owner.
+// Everything here runs on one strand; no member may be called from another thread.
+//
+//   idle ──request──▶ connecting ──upgraded──▶ open ──read/write error, close──▶ (drop)
+//     ▲                   │ failed                                                 │
+//     └──── nothing ◀─────┴──────────── wanted()? ── yes ─▶ backoff ──timer──▶ connecting
+//
+// A drop or a failed attempt fails every open request with "connection_failed" (the owner
+// retries what it must), and reconnects with backoff while the owner wants a connection
+// (leases to renew, watches to keep). Requests made during backoff fail at once; requests made
+// while connecting wait for the outcome.
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/json/object.hpp>
+
+#include "client/endpoint.hpp"
+#include "client/wire.hpp"
+
+namespace fencelock::detail {
+
+class connection {
+public:
+  using executor = boost::asio::strand<boost::asio::io_context::executor_type>;
+  using answer_handler = std::function<void(answer)>;
+
+  /// What the owner is told. Each runs on the strand.
+  struct hooks {
+    /// A frame that answers no request (lease_lost, lock_event).
+    std::function<void(const boost::json::object&)> push;
+    /// The connection is open (first time or again).
+    std::function<void()> opened;
+    /// The open connection dropped; open requests have already failed.
+    std::function<void()> dropped;
+    /// Returns whether to reconnect after a drop or a failed attempt.
+    std::function<bool()> wanted;
+  };
+
+  /// Prepares a connection to `ep` (nothing connects yet). `connect_timeout` bounds TCP connect
+  /// plus upgrade; `idle_timeout` closes a connection that hears nothing (pings go out after
+  /// half of it).
+  connection(executor ex, endpoint ep, std::chrono::milliseconds connect_timeout,
+             std::chrono::milliseconds idle_timeout, hooks h);
+
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+
+  /// Sends `fields` (op and its fields; the id is added here) and calls `handler` exactly once
+  /// with the answer, or with "timeout" after `timeout`, or "connection_failed".
+  void request(boost::json::object fields, std::chrono::milliseconds timeout,
+               answer_handler handler);
+
+  /// Sends `fields` without waiting for an answer (unsubscribe); dropped when not open.
+  void send_only(boost::json::object fields);
+
+  /// Starts connecting now unless open, connecting or closed (a reconnect without waiting).
+  void connect_now();
+
+  /// Fails open requests with "client_closed", closes the socket politely (at most ~1 s) and
+  /// calls `done`. Nothing reconnects afterwards.
+  void shutdown(std::function<void()> done);
+
+  /// Returns whether the connection is open.
+  bool is_open() const noexcept {
+    return state_ == state::open;
+  }
+
+private:
+  struct link;
+  struct pending {
+    answer_handler handler;
+    std::unique_ptr<boost::asio::steady_timer> timer;
+  };
+  enum class state : uint8_t { idle, connecting, open, backoff, closed };
+
+  void start_connect();
+  void on_resolved(uint64_t gen, const std::vector<boost::asio::ip::tcp::endpoint>& addresses);
+  void on_tcp_connected(uint64_t gen);
+  void on_upgraded(uint64_t gen);
+  void do_read();
+  void on_read(uint64_t gen, boost::system::error_code ec);
+  void on_frame(std::string_view text);
+  void queue_frame(std::string frame);
+  void do_write();
+  void on_write(uint64_t gen, boost::system::error_code ec);
+  // Ends the current attempt or connection with reason `why`; see the diagram.
+  void fail_link(const std::string& why);
+  void fail_all(const std::string& code, const std::string& why);
+  void on_timeout(uint64_t id);
+
+  executor ex_;
+  endpoint ep_;
+  std::chrono::milliseconds connect_timeout_;
+  std::chrono::milliseconds idle_timeout_;
+  hooks hooks_;
+
+  state state_ = state::idle;
+  uint64_t gen_ = 0;  // bumped per attempt and per drop: a handler of an older one returns
+  std::shared_ptr<link> link_;
+  boost::asio::ip::tcp::resolver resolver_;
+  boost::asio::steady_timer backoff_timer_;
+  std::chrono::milliseconds backoff_;
+  std::string last_failure_;
+
+  uint64_t next_id_ = 1;
+  std::map<uint64_t, pending> pending_;
+  std::vector<std::string> waiting_;  // frames made while connecting
+  std::deque<std::string> out_;       // frames to write; the front one is being written
+  bool writing_ = false;
+};
+
+} // namespace fencelock::detail
