@@ -71,6 +71,11 @@ metrics::metrics()
                           .Help("Open WebSocket sessions")
                           .Register(registry_)
                           .Add({})),
+    io_lag_(prometheus::BuildGauge()
+              .Name("fencelock_io_lag_seconds")
+              .Help("How late the network I/O loop last ran a 100 ms timer, in seconds")
+              .Register(registry_)
+              .Add({})),
     wait_(prometheus::BuildHistogram()
             .Name("fencelock_lock_wait_seconds")
             .Help("Time a granted acquire waited in its lock's queue, in seconds")
@@ -144,6 +149,10 @@ void metrics::stall_detected() {
 
 void metrics::expiry_deferred() {
   deferred_expiries_.Increment();
+}
+
+void metrics::set_io_lag(std::chrono::microseconds lag) {
+  io_lag_.Set(std::chrono::duration<double>(lag).count());
 }
 
 void metrics::set_websocket_sessions(std::size_t n) {

@@ -60,6 +60,9 @@ public:
   /// Counts an expiry put off because its deadline fell into a stall's grace.
   void expiry_deferred();
 
+  /// Sets the gauge of the I/O loop's lag.
+  void set_io_lag(std::chrono::microseconds lag);
+
   /// Sets the gauge of open WebSocket sessions.
   void set_websocket_sessions(std::size_t n);
 
@@ -78,6 +81,7 @@ private:
   prometheus::Gauge& subscriptions_;
   prometheus::Gauge& shedding_;
   prometheus::Gauge& websocket_sessions_;
+  prometheus::Gauge& io_lag_;
   prometheus::Histogram& wait_;
   prometheus::Histogram& store_writes_;
   prometheus::Counter& stalls_;

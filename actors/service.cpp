@@ -126,6 +126,8 @@ struct service::impl {
   /// Calls in progress (from validation to answer), and how many of them are waiting acquires.
   std::atomic<int64_t> in_flight{0};
   std::shared_ptr<std::atomic<int64_t>> waiting = std::make_shared<std::atomic<int64_t>>(0);
+  /// The network I/O loop's latest lag, as its front end reports it.
+  std::atomic<int64_t> io_lag_us{0};
 
   impl(caf::actor_system& s, fencelock::config c) : sys(s), cfg(std::move(c)) {
   }
@@ -141,12 +143,16 @@ struct service::impl {
                  : cls == admission::read  ? cfg.shed_reads_at
                                            : cfg.max_in_flight;
     auto now = busy();
-    if (now < static_cast<int64_t>(limit))
-      return caf::none;
-    return caf::make_error(errc::overloaded,
-                           "overloaded: " + std::to_string(now)
-                             + " requests in progress; new acquires are shed first, renewals "
-                               "and releases last");
+    if (now >= static_cast<int64_t>(limit))
+      return caf::make_error(errc::overloaded,
+                             "overloaded: " + std::to_string(now)
+                               + " requests in progress; new acquires are shed first, renewals "
+                                 "and releases last");
+    auto lag_ms = io_lag_us.load() / 1000;
+    if (cls == admission::acquire && cfg.shed_io_lag_ms > 0 && lag_ms >= cfg.shed_io_lag_ms)
+      return caf::make_error(errc::overloaded, "overloaded: the network loop lags "
+                                                 + std::to_string(lag_ms) + " ms");
+    return caf::none;
   }
 
   // Validates, admits, logs and sends one call through the bridge.
@@ -262,6 +268,11 @@ std::string service::metrics_text() const {
   d.stats->set_load(d.in_flight.load(), d.waiting->load(), d.events->subscriptions(),
                     static_cast<bool>(d.shed(admission::acquire)));
   return d.stats->scrape();
+}
+
+void service::report_io_lag(std::chrono::microseconds lag) {
+  impl_->io_lag_us.store(lag.count());
+  impl_->stats->set_io_lag(lag);
 }
 
 void service::set_websocket_sessions(std::size_t n) {

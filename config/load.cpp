@@ -96,6 +96,12 @@ const setting settings[] = {
            "line)."},
   {.key = "io-threads", .field = &config::io_threads, .min = 1, .max = 64,
    .help = "Threads running the network I/O loop."},
+  {.key = "max-connections", .field = &config::max_connections, .min = 1, .max = 1'000'000,
+   .help = "Open client connections, HTTP and WebSocket together; further ones are answered 503 "
+           "overloaded and closed."},
+  {.key = "max-request-rate", .field = &config::max_request_rate, .min = 0, .max = 10'000'000,
+   .help = "Requests per second one connection may send (bursts up to that many); faster ones "
+           "get 429 rate_limited. 0 means no limit."},
   {.key = "body-limit", .field = &config::body_limit, .min = 256, .max = 16'777'216,
    .help = "Largest accepted request body in bytes; larger bodies get 413 before they are "
            "read."},
@@ -153,6 +159,9 @@ const setting settings[] = {
   {.key = "max-waiters-total", .field = &config::max_waiters_total, .min = 1,
    .max = 10'000'000,
    .help = "Waiting acquires over all locks before further ones get 429 too_many_waiters."},
+  {.key = "shed-io-lag-ms", .field = &config::shed_io_lag_ms, .min = 0, .max = 600'000,
+   .help = "Lag of the network I/O loop from which new acquires are shed too; 0 means lag never "
+           "sheds."},
   {.key = "stall-threshold-ms", .field = &config::stall_threshold_ms, .min = 0, .max = 600'000,
    .help = "How late the watchdog's heartbeat must be to count as a stall of the process; 0 "
            "turns stall detection off."},

@@ -6,12 +6,14 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/bind_handler.hpp>
 #include <caf/sec.hpp>
 
@@ -34,6 +36,15 @@ constexpr std::chrono::milliseconds accept_retry_delay{100};
 /// How long stop() lets closed sessions finish their handlers before it stops the io_context.
 constexpr std::chrono::seconds drain_limit{5};
 
+/// Interval of the timer whose lateness measures the I/O loop's lag.
+constexpr std::chrono::milliseconds lag_probe_interval{100};
+
+/// What a connection beyond max-connections reads before it is closed.
+constexpr std::string_view too_many_connections =
+  "HTTP/1.1 503 Service Unavailable\r\nServer: fencelock\r\nContent-Type: application/json\r\n"
+  "Retry-After: 1\r\nConnection: close\r\nContent-Length: 68\r\n\r\n"
+  "{\"error\":\"overloaded\",\"message\":\"too many connections; retry later\"}";
+
 /// Returns "host:port", bracketing IPv6 literals.
 std::string address_text(const std::string& host, uint16_t port) {
   bool ipv6 = host.find(':') != std::string::npos;
@@ -46,7 +57,8 @@ struct http_server::impl {
   impl(service& svc, const config& cfg)
     : ctx(std::make_shared<server_context>(svc, cfg)),
       acceptor(asio::make_strand(ctx->ioc())),
-      retry_timer(acceptor.get_executor()) {
+      retry_timer(acceptor.get_executor()),
+      lag_timer(asio::make_strand(ctx->ioc())) {
   }
 
   caf::error start();
@@ -63,11 +75,16 @@ struct http_server::impl {
   void on_accept(error_code ec, tcp::socket socket);
   /// Registers `session` for stop(); returns false when the server is stopping.
   bool track(const std::shared_ptr<http_session>& session);
+  /// Answers a connection beyond max-connections with 503 and closes it.
+  void refuse(tcp::socket socket);
+  /// Measures how late the I/O loop runs a timer, and reports it to the service.
+  void probe_lag(asio::steady_timer::time_point due);
 
   // Declared first, destroyed last: the acceptor and timer below live on its io_context.
   std::shared_ptr<server_context> ctx;
   tcp::acceptor acceptor;
   asio::steady_timer retry_timer;
+  asio::steady_timer lag_timer;
   std::vector<std::thread> threads;
   uint16_t bound_port = 0;
   bool started = false; // only the owner's thread (start/stop) touches it
@@ -90,6 +107,7 @@ caf::error http_server::impl::start() {
     return caf::make_error(caf::sec::invalid_argument,
                            "cannot listen on " + where + ": " + ec.message());
   do_accept();
+  probe_lag(asio::steady_timer::clock_type::now() + lag_probe_interval);
   auto count = std::max<uint32_t>(cfg.io_threads, 1);
   try {
     for (uint32_t i = 0; i < count; ++i) {
@@ -181,10 +199,39 @@ void http_server::impl::on_accept(error_code ec, tcp::socket socket) {
     });
     return;
   }
+  if (ctx->connections() >= ctx->cfg().max_connections) {
+    refuse(std::move(socket));
+    return do_accept();
+  }
   auto session = std::make_shared<http_session>(std::move(socket), ctx);
   if (track(session))
     session->run();
   do_accept();
+}
+
+void http_server::impl::refuse(tcp::socket socket) {
+  log_net_event(log_level::debug, "connection_refused",
+                {{"max_connections", ctx->cfg().max_connections}});
+  auto refused = std::make_shared<tcp::socket>(std::move(socket));
+  // A constant answer, written without reading the request: the client learns why, then EOF.
+  asio::async_write(*refused, asio::buffer(too_many_connections),
+                    [refused](error_code, std::size_t) {
+                      error_code ignored;
+                      refused->shutdown(tcp::socket::shutdown_both, ignored);
+                      refused->close(ignored);
+                    });
+}
+
+void http_server::impl::probe_lag(asio::steady_timer::time_point due) {
+  lag_timer.expires_at(due);
+  lag_timer.async_wait([this, due](error_code ec) {
+    if (ec)
+      return; // stopped
+    auto now = asio::steady_timer::clock_type::now();
+    auto lag = std::chrono::duration_cast<std::chrono::microseconds>(now - due);
+    ctx->svc().report_io_lag(lag);
+    probe_lag(now + lag_probe_interval);
+  });
 }
 
 bool http_server::impl::track(const std::shared_ptr<http_session>& session) {
@@ -220,6 +267,7 @@ void http_server::impl::stop() {
     acceptor.close(ignored);
     retry_timer.cancel();
   });
+  asio::post(lag_timer.get_executor(), [this] { lag_timer.cancel(); });
   for (const auto& weak : open_sessions)
     if (auto session = weak.lock())
       session->close();

@@ -97,11 +97,16 @@ void log_net_event(log_level level, std::string_view event, const boost::json::o
 }
 
 http_session::http_session(asio::ip::tcp::socket&& socket, std::shared_ptr<server_context> ctx)
-  : ctx_(std::move(ctx)), stream_(std::move(socket)) {
+  : ctx_(std::move(ctx)), stream_(std::move(socket)), rate_(ctx_->cfg().max_request_rate) {
+  ctx_->count_http_session(1);
   error_code ec;
   auto peer = stream_.socket().remote_endpoint(ec);
   if (!ec)
     peer_ = peer.address().to_string(ec) + ":" + std::to_string(peer.port());
+}
+
+http_session::~http_session() {
+  ctx_->count_http_session(-1);
 }
 
 void http_session::run() {
@@ -201,6 +206,13 @@ void http_session::handle_request() {
   request_id_ = request_id_of(req);
   if (beast::websocket::is_upgrade(req))
     return upgrade(std::move(req));
+  if (!rate_.admit()) {
+    auto limited = error_reply(http::status::too_many_requests, "rate_limited",
+                               "more than " + std::to_string(ctx_->cfg().max_request_rate)
+                                 + " requests per second on this connection");
+    limited.retry_after_s = 1;
+    return send(std::move(limited));
+  }
   auto result = route(req.method(), req.target(), req.body(), ctx_->cfg(), ctx_->svc().ready());
   if (auto* immediate = std::get_if<reply>(&result))
     return send(std::move(*immediate));

@@ -5,6 +5,7 @@
 // tcp_stream on its own strand, every handler is bound to shared_from_this(), and fail() is the
 // one place a connection ends on an error.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -29,6 +30,7 @@
 
 #include "fencelock/config.hpp"
 #include "fencelock/service.hpp"
+#include "net/rate_limiter.hpp"
 #include "net/reply.hpp"
 #include "net/routes.hpp"
 
@@ -94,12 +96,23 @@ public:
   /// Returns every open WebSocket session and refuses new ones from now on (server stop).
   std::vector<std::shared_ptr<ws_session>> stop_ws();
 
+  /// Counts an HTTP session in (+1) or out (-1). Thread-safe.
+  void count_http_session(int delta) noexcept {
+    http_sessions_ += delta;
+  }
+
+  /// Returns the open client connections: HTTP sessions and WebSocket sessions. Thread-safe.
+  std::size_t connections() const {
+    return static_cast<std::size_t>(http_sessions_.load()) + ws_sessions();
+  }
+
 private:
   boost::asio::io_context ioc_;
   service& svc_;
   const config cfg_;
   std::mutex gate_mutex_;
   bool gate_open_ = true;
+  std::atomic<int64_t> http_sessions_{0};
   mutable std::mutex ws_mutex_;
   std::unordered_map<const ws_session*, std::weak_ptr<ws_session>> ws_sessions_;
   bool ws_stopped_ = false;
@@ -116,6 +129,8 @@ public:
 
   /// Closes the connection from any thread, withdrawing a pending acquire.
   void close();
+
+  ~http_session();
 
 private:
   /// Where the session is in its request cycle; every handler checks it on entry.
@@ -185,6 +200,7 @@ private:
   bool head_ = false;
   std::string request_id_;
   std::optional<pending_acquire> acquire_;
+  rate_limiter rate_;
 };
 
 } // namespace fencelock::net

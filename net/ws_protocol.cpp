@@ -195,6 +195,18 @@ std::string error_frame(const json::value& id, const caf::error& err) {
   return json::serialize(error_object(id, err));
 }
 
+std::string error_frame(const json::value& id, std::string_view code, std::string_view message,
+                        uint32_t retry_after_ms) {
+  json::object frame{{"type", "error"}};
+  if (!id.is_null())
+    frame["id"] = id;
+  frame["error"] = code;
+  frame["message"] = message;
+  if (retry_after_ms != 0)
+    frame["retryAfterMs"] = retry_after_ms;
+  return json::serialize(frame);
+}
+
 std::string lease_lost_frame(const lock_event& ev) {
   return json::serialize(json::object{{"type", "lease_lost"},
                                       {"lock", ev.name},

@@ -79,6 +79,11 @@ std::string granted_frame(const boost::json::value& id, const lease& x);
 /// the same code and message as the HTTP API gives.
 std::string error_frame(const boost::json::value& id, const caf::error& err);
 
+/// An error frame for a code the front end raises itself (rate_limited), with a retry hint in
+/// milliseconds (0 = none).
+std::string error_frame(const boost::json::value& id, std::string_view code,
+                        std::string_view message, uint32_t retry_after_ms);
+
 /// {"type":"lease_lost","lock","owner","token","cause"}
 std::string lease_lost_frame(const lock_event& ev);
 

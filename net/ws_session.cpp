@@ -92,7 +92,8 @@ ws_session::ws_session(asio::ip::tcp::socket&& socket, std::shared_ptr<server_co
     ws_(std::move(socket)),
     close_timer_(ws_.get_executor()),
     peer_(std::move(peer)),
-    id_(make_request_id()) {
+    id_(make_request_id()),
+    rate_(ctx_->cfg().max_request_rate) {
 }
 
 void ws_session::run(beast::http::request<beast::http::string_body> req) {
@@ -157,6 +158,11 @@ void ws_session::handle_frame(std::string_view text) {
   if (auto* rejected = std::get_if<ws_rejection>(&parsed))
     return send(error_frame(rejected->id, rejected->error));
   auto& req = std::get<ws_request>(parsed);
+  if (!rate_.admit())
+    return send(error_frame(req.id, "rate_limited",
+                            "more than " + std::to_string(ctx_->cfg().max_request_rate)
+                              + " requests per second on this socket",
+                            1000));
   auto& svc = ctx_->svc();
   auto id = std::move(req.id);
   std::visit(

@@ -29,6 +29,7 @@
 #include <boost/beast/websocket/stream.hpp>
 
 #include "net/http_session.hpp" // server_context
+#include "net/rate_limiter.hpp"
 #include "net/ws_protocol.hpp"
 
 namespace fencelock::net {
@@ -108,6 +109,7 @@ private:
   std::map<uint64_t, std::string> waiting_acquires_; // request_id -> lock
   std::map<lease_key, held_lease> leases_;
   std::set<uint64_t> subscriptions_;
+  rate_limiter rate_;
 };
 
 } // namespace fencelock::net

@@ -16,6 +16,11 @@ struct config {
   uint16_t port = 7070;
   /// Threads running the network I/O loop.
   uint32_t io_threads = 1;
+  /// Open client connections (HTTP and WebSocket); further ones get 503 and are closed.
+  uint32_t max_connections = 10'000;
+  /// Requests per second one connection may send (0 = no limit); faster gets 429
+  /// rate_limited.
+  uint32_t max_request_rate = 0;
   /// Largest accepted request body in bytes; larger bodies get 413 before they are read.
   uint32_t body_limit = 16 * 1024;
   /// Time a client has to send a request's headers (also the keep-alive idle limit).
@@ -64,6 +69,8 @@ struct config {
   uint32_t max_in_flight = 8'192;
   /// Waiting acquires over all locks before further ones get 429 too_many_waiters.
   uint32_t max_waiters_total = 100'000;
+  /// Lag of the network I/O loop from which new acquires are shed too (0 = lag never sheds).
+  uint32_t shed_io_lag_ms = 500;
   /// How late the watchdog's heartbeat must be to count as a stall of the process (0 = stalls
   /// are not watched).
   uint32_t stall_threshold_ms = 2'000;

@@ -81,6 +81,10 @@ public:
   /// Thread-safe.
   std::string metrics_text() const;
 
+  /// Reports how late the front end's I/O loop ran a timer just now: a load signal that sheds
+  /// new acquires past shed-io-lag-ms, and a metric. Thread-safe.
+  void report_io_lag(std::chrono::microseconds lag);
+
   /// Reports the number of open WebSocket sessions, for the metrics. Thread-safe.
   void set_websocket_sessions(std::size_t n);
 

@@ -221,3 +221,73 @@ TEST_CASE("waiter_caps_answer_429_per_lock_and_over_all_locks", "[integration][o
   CHECK(a.json->at("waiters") == 5);
   CHECK(b.json->at("waiters") == 3);
 }
+
+TEST_CASE("connections_beyond_the_cap_get_503_and_are_closed", "[integration][overload]") {
+  temp_dir dir;
+  server_process server{dir.str(), {"--max-connections", "2"}};
+  auto first = std::make_unique<raw_connection>(server.port(), 10s);
+  auto second = std::make_unique<raw_connection>(server.port(), 10s);
+  // Both are served (and so counted) before the third arrives.
+  for (auto* c : {first.get(), second.get()}) {
+    REQUIRE_FALSE(c->send(raw_request("GET", "/healthz")));
+    auto res = c->read_response();
+    REQUIRE(res);
+    CHECK(res->status == 200);
+  }
+  raw_connection third{server.port(), 10s};
+  auto refused = third.read_response();
+  REQUIRE(refused);
+  CHECK(refused->status == 503);
+  CHECK(refused->error() == "overloaded");
+  CHECK(refused->has_header("retry-after"));
+  CHECK(third.wait_closed(10s));
+  // A place frees up when a connection closes.
+  first.reset();
+  CHECK(eventually(
+    [&] {
+      raw_connection again{server.port(), 10s};
+      if (again.send(raw_request("GET", "/healthz")))
+        return false;
+      auto res = again.read_response();
+      return res && res->status == 200;
+    },
+    10s));
+}
+
+TEST_CASE("a connection over its request rate gets 429 and others are not affected",
+          "[integration][overload]") {
+  temp_dir dir;
+  server_process server{dir.str(), {"--max-request-rate", "5"}};
+  http_client fast{server.port(), {.timeout = std::chrono::seconds{10}, .keep_alive = true}};
+  int limited = 0;
+  int served = 0;
+  for (int i = 0; i < 30; ++i) {
+    auto res = fast.get("/v1/locks/rate");
+    if (res.status == 429) {
+      ++limited;
+      CHECK(res.error() == "rate_limited");
+      CHECK(res.has_header("retry-after"));
+    } else if (res.status == 200) {
+      ++served;
+    }
+  }
+  CHECK(served >= 5);  // the burst
+  CHECK(limited > 0);
+  http_client other{server.port()}; // a fresh connection has its own budget
+  CHECK(other.get("/v1/locks/rate").status == 200);
+  // The same limit on a WebSocket: error frames with the request's id.
+  ws_client ws{server.port()};
+  int ws_limited = 0;
+  for (int i = 0; i < 30; ++i)
+    REQUIRE(ws.send({{"id", i}, {"op", "status"}, {"lock", "rate"}}));
+  for (int i = 0; i < 30; ++i) {
+    auto f = ws.receive(10s);
+    REQUIRE(f);
+    if (f->contains("error")) {
+      CHECK(f->at("error") == "rate_limited");
+      CHECK(f->contains("id"));
+      ++ws_limited;
+    }
+  }
+  CHECK(ws_limited > 0);
+}

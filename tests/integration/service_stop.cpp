@@ -7,6 +7,7 @@
 #include <chrono>
 #include <future>
 #include <optional>
+#include <string>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -67,4 +68,57 @@ TEST_CASE("stop_answers_waiting_acquires_shutting_down", "[integration]") {
   REQUIRE_FALSE(*late);
   REQUIRE(as_errc(late->error(), code));
   CHECK(code == errc::shutting_down);
+}
+
+namespace {
+
+/// Runs `call` with a callback and waits for its outcome.
+template <class T, class F>
+caf::expected<T> answer_of(F call) {
+  std::promise<caf::expected<T>> p;
+  call([&](caf::expected<T> x) { p.set_value(std::move(x)); });
+  auto f = p.get_future();
+  if (f.wait_for(10s) != std::future_status::ready)
+    return caf::make_error(errc::unavailable, std::string{"no answer within 10 s"});
+  return f.get();
+}
+
+std::optional<errc> code_of(const caf::error& err) {
+  errc code;
+  if (as_errc(err, code))
+    return code;
+  return std::nullopt;
+}
+
+} // namespace
+
+TEST_CASE("a lagging io_loop sheds new acquires but not renewals", "[integration][overload]") {
+  fencelock::test::temp_dir dir;
+  caf::actor_system_config cfg;
+  add_message_types(cfg);
+  caf::actor_system sys{cfg};
+  config conf;
+  conf.data_dir = dir.str();
+  conf.shed_io_lag_ms = 500;
+  service svc{sys, conf};
+  REQUIRE_FALSE(svc.start());
+  auto held = answer_of<lease>([&](auto done) { svc.acquire({"a", "alice", 60'000, 0}, done); });
+  REQUIRE(held);
+  CHECK(svc.ready());
+
+  svc.report_io_lag(std::chrono::milliseconds{800}); // the front end's loop runs late
+  CHECK_FALSE(svc.ready());
+  auto shed = answer_of<lease>([&](auto done) { svc.acquire({"b", "bob", 60'000, 0}, done); });
+  REQUIRE_FALSE(shed);
+  CHECK(code_of(shed.error()) == errc::overloaded);
+  auto renewed = answer_of<lease>(
+    [&](auto done) { svc.renew({"a", "alice", held->token, 60'000}, done); });
+  CHECK(renewed); // renewals are never shed for lag
+  CHECK(svc.metrics_text().find("fencelock_shed_total{op=\"acquire\"} 1") != std::string::npos);
+
+  svc.report_io_lag(std::chrono::milliseconds{3}); // caught up
+  CHECK(svc.ready());
+  auto later = answer_of<lease>([&](auto done) { svc.acquire({"b", "bob", 60'000, 0}, done); });
+  CHECK(later);
+  svc.stop();
 }
