@@ -1,5 +1,6 @@
 #include "actors/oplog.hpp"
 
+#include <atomic>
 #include <ctime>
 
 #include <boost/json.hpp>
@@ -17,7 +18,54 @@ spdlog::logger& logger() {
   return named ? *named : *spdlog::default_logger_raw();
 }
 
+std::atomic<log_format> current_format{log_format::json};
+
+/// Whether a text value can go bare in a logfmt line.
+bool bare(std::string_view x) {
+  if (x.empty())
+    return false;
+  for (char c : x)
+    if (c <= ' ' || c == '"' || c == '=' || c == '\\' || c > '~')
+      return false;
+  return true;
+}
+
+/// Renders `line` as `ts level event key=value ...`; strings that need it are JSON-quoted.
+std::string render_text(const boost::json::object& line) {
+  std::string out;
+  auto text_of = [](const boost::json::value& v) {
+    if (v.is_string() && bare(v.get_string()))
+      return std::string{v.get_string()};
+    return boost::json::serialize(v);
+  };
+  for (auto key : {"ts", "level", "event"}) {
+    if (const auto* v = line.if_contains(key)) {
+      if (!out.empty())
+        out += ' ';
+      out += text_of(*v);
+    }
+  }
+  for (const auto& [key, value] : line) {
+    if (key == "ts" || key == "level" || key == "event")
+      continue;
+    out += ' ';
+    out += key;
+    out += '=';
+    out += text_of(value);
+  }
+  return out;
+}
+
 } // namespace
+
+void set_log_format(log_format x) noexcept {
+  current_format.store(x);
+}
+
+std::string render_log_line(const boost::json::object& line) {
+  return current_format.load() == log_format::text ? render_text(line)
+                                                   : boost::json::serialize(line);
+}
 
 std::string iso_timestamp() {
   using namespace std::chrono;
@@ -58,7 +106,7 @@ void log_operation(const op_event& ev, const caf::error& err) {
   else
     line["outcome"] = "unavailable";
   line["latency_us"] = latency.count();
-  log.info(boost::json::serialize(line));
+  log.info(render_log_line(line));
 }
 
 } // namespace fencelock

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include <boost/json/object.hpp>
 #include <caf/error.hpp>
 
 namespace fencelock {
@@ -27,5 +28,15 @@ void log_operation(const op_event& ev, const caf::error& err);
 
 /// Returns the current UTC time as ISO-8601 with milliseconds, for the `ts` field.
 std::string iso_timestamp();
+
+/// How log lines are written: one JSON object per line (the default, for machines), or
+/// logfmt-style text (`ts level event key=value ...`, for people reading a terminal).
+enum class log_format { json, text };
+
+/// Sets the format of every log line from now on; call once at start-up.
+void set_log_format(log_format x) noexcept;
+
+/// Renders one log line {"ts", "level", "event", ...fields} in the configured format.
+std::string render_log_line(const boost::json::object& line);
 
 } // namespace fencelock

@@ -80,6 +80,12 @@ std::optional<std::string> check_store(const std::string& x) {
 constexpr std::string_view log_levels[] = {"trace", "debug",    "info", "warn",
                                            "error", "critical", "off"};
 
+std::optional<std::string> check_log_format(const std::string& x) {
+  if (x != "json" && x != "text")
+    return "must be json or text"s;
+  return std::nullopt;
+}
+
 std::optional<std::string> check_log_level(const std::string& x) {
   if (std::find(std::begin(log_levels), std::end(log_levels), x) == std::end(log_levels))
     return "must be one of trace, debug, info, warn, error, critical, off"s;
@@ -171,6 +177,10 @@ const setting settings[] = {
   // --- runtime ---
   {.key = "actor-threads", .field = &config::actor_threads, .min = 0, .max = 256,
    .help = "Worker threads of the actor system; 0 means one per core."},
+  {.key = "log-format", .field = &config::log_format, .check = check_log_format,
+   .arg = "format",
+   .help = "Format of the log lines on stdout: json (one object per line, the default) or text "
+           "(ts level event key=value ...)."},
   {.key = "log-level", .field = &config::log_level, .check = check_log_level, .arg = "level",
    .help = "Least severe log level written to stdout: trace, debug, info, warn, error, "
            "critical or off."},

@@ -93,7 +93,7 @@ void log_net_event(log_level level, std::string_view event, const boost::json::o
   line["event"] = event;
   for (const auto& [key, value] : fields)
     line[key] = value;
-  log->log(spd_level, "{}", boost::json::serialize(line));
+  log->log(spd_level, "{}", render_log_line(line));
 }
 
 http_session::http_session(asio::ip::tcp::socket&& socket, std::shared_ptr<server_context> ctx)

@@ -108,8 +108,8 @@ std::shared_ptr<spdlog::logger> make_logger(const std::string& level) {
   return log;
 }
 
-/// Returns a JSON line {"ts", "level", "event", ...fields} ready to log; Boost.JSON escapes
-/// the strings (a data_dir may hold quotes).
+/// Returns the line {"ts", "level", "event", ...fields} ready to log, in the configured format;
+/// Boost.JSON escapes the strings (a data_dir may hold quotes).
 std::string json_line(std::string_view level, std::string_view event,
                       const boost::json::object& fields) {
   boost::json::object line;
@@ -118,7 +118,7 @@ std::string json_line(std::string_view level, std::string_view event,
   line["event"] = event;
   for (const auto& [key, value] : fields)
     line[key] = value;
-  return boost::json::serialize(line);
+  return fencelock::render_log_line(line);
 }
 
 /// Logs `line` at error level.
@@ -174,6 +174,8 @@ int serve(const std::vector<std::string>& args) {
     return 0;
   }
   const fencelock::config& cfg = loaded->cfg;
+  fencelock::set_log_format(cfg.log_format == "text" ? fencelock::log_format::text
+                                                     : fencelock::log_format::json);
   auto log = make_logger(cfg.log_level);
 
   caf::actor_system_config sys_cfg;

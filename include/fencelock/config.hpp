@@ -83,6 +83,8 @@ struct config {
   uint32_t actor_threads = 0;
   /// trace, debug, info, warn, error, critical or off.
   std::string log_level = "info";
+  /// json (one object per line) or text (`ts level event key=value ...`).
+  std::string log_format = "json";
 };
 
 } // namespace fencelock
