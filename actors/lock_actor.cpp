@@ -125,34 +125,43 @@ void commit(self_ptr self, std::optional<holder_info> next, write_done then,
   auto& st = self->state;
   ++st.in_flight;
   auto sent = std::chrono::steady_clock::now();
-  self->request(st.ctx.store, st.ctx.store_timeout, put_atom_v, st.lock.record(next))
-    .await(
-      [=](bool) {
-        auto& s = self->state;
-        --s.in_flight;
-        if (auto* m = s.ctx.metrics.get())
-          m->record_store_write(std::chrono::steady_clock::now() - sent);
-        if (next)
-          s.lock.last_token = std::max(s.lock.last_token, next->token);
-        // Only a change of holder between none and some moves the held gauge; a renewal does
-        // not. (A hand-off is two commits: the end, then the grant.)
-        if (auto* m = s.ctx.metrics.get()) {
-          if (!s.lock.holder && next)
-            m->lease_started();
-          else if (s.lock.holder && !next)
-            m->lease_ended(end_cause);
-        }
-        publish_change(self, next, end_cause);
-        s.lock.holder = next;
-        arm_expiry(self);
-        then(caf::none);
-        maybe_report_idle(self);
-      },
-      [=](caf::error& err) {
-        --self->state.in_flight;
-        then(store_error(err));
-        maybe_report_idle(self);
-      });
+  auto on_written = [=](bool) {
+    auto& s = self->state;
+    --s.in_flight;
+    if (auto* m = s.ctx.metrics.get())
+      m->record_store_write(std::chrono::steady_clock::now() - sent);
+    if (next)
+      s.lock.last_token = std::max(s.lock.last_token, next->token);
+    // Only a change of holder between none and some moves the held gauge; a renewal does
+    // not. (A hand-off is two commits: the end, then the grant.)
+    if (auto* m = s.ctx.metrics.get()) {
+      if (!s.lock.holder && next)
+        m->lease_started();
+      else if (s.lock.holder && !next)
+        m->lease_ended(end_cause);
+    }
+    publish_change(self, next, end_cause);
+    s.lock.holder = next;
+    arm_expiry(self);
+    then(caf::none);
+    maybe_report_idle(self);
+  };
+  auto on_failed = [=](caf::error& err) {
+    --self->state.in_flight;
+    then(store_error(err));
+    maybe_report_idle(self);
+  };
+  auto record = st.lock.record(next);
+  // The write of a renewal or an end overtakes queued grants at the store, as the request that
+  // caused it overtook them on its way here.
+  bool keeps_or_ends = !next || (st.lock.holder && st.lock.holder->token == next->token);
+  if (keeps_or_ends)
+    self->request<caf::message_priority::high>(st.ctx.store, st.ctx.store_timeout, put_atom_v,
+                                               std::move(record))
+      .await(on_written, on_failed);
+  else
+    self->request(st.ctx.store, st.ctx.store_timeout, put_atom_v, std::move(record))
+      .await(on_written, on_failed);
 }
 
 // Grants the free lock to `req` with a new token.

@@ -185,7 +185,12 @@ struct service::impl {
       --in_flight;
       finish(std::move(x));
     };
-    caf::anon_send(bridge, atom, std::move(req), reply_to<T>{std::move(counted)});
+    // Renewals and releases overtake queued calls from the first mailbox on (the bridge's).
+    if (cls == admission::lease)
+      caf::anon_send<caf::message_priority::high>(bridge, atom, std::move(req),
+                                                  reply_to<T>{std::move(counted)});
+    else
+      caf::anon_send(bridge, atom, std::move(req), reply_to<T>{std::move(counted)});
   }
 };
 

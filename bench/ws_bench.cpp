@@ -17,18 +17,11 @@
 // per-operation log lines), started here and stopped here (SIGTERM, then SIGKILL); it dies with
 // this program too. Clients and server share the machine's cores.
 
-#include <fcntl.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -38,251 +31,31 @@
 #include <utility>
 #include <vector>
 
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/websocket.hpp>
 #include <boost/json.hpp>
 
+#include "bench/server_child.hpp"
 #include "bench/side_by_side.hpp"
 
 #ifndef FENCELOCK_BINARY
 #  define FENCELOCK_BINARY "fencelock" // bench/CMakeLists.txt passes the built binary's path
 #endif
 
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace websocket = beast::websocket;
 namespace json = boost::json;
-using tcp = boost::asio::ip::tcp;
+using fencelock::bench::http_client;
+using fencelock::bench::is_type;
+using fencelock::bench::ms_since;
+using fencelock::bench::server_child;
+using fencelock::bench::ws_client;
 using steady = std::chrono::steady_clock;
 
 namespace {
 
-/// Time the server has to print its "listening" line.
-constexpr auto start_timeout = std::chrono::seconds{30};
-/// Time the server has to exit on SIGTERM before it gets SIGKILL.
-constexpr auto stop_timeout = std::chrono::seconds{10};
 /// Time a trial's sockets have, after the trial, to finish the cycles they have open; past it
 /// the server counts as stuck and the bench ends.
 constexpr auto drain_timeout = std::chrono::seconds{30};
 
 /// TTL of every benchmark lease: long enough never to expire during a cycle.
 constexpr int64_t bench_ttl_ms = 10'000;
-
-double ms_since(steady::time_point t0) {
-  return std::chrono::duration<double, std::milli>(steady::now() - t0).count();
-}
-
-// --- the server child ---------------------------------------------------------------------------
-
-/*
- * `fencelock serve` as a child process on a free loopback port, with its store and its output
- * (one file) in a fresh temp dir. `binary` is the server's path. The constructor returns once the
- * "listening" line names the port and throws std::runtime_error (with the server's output) when
- * it does not within start_timeout. The destructor stops the server and removes the temp dir.
- */
-class server_child {
-public:
-  explicit server_child(const std::string& binary) {
-    char tmpl[] = "/tmp/fencelock-wsbench-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr)
-      throw std::runtime_error("mkdtemp failed");
-    dir_ = tmpl;
-    log_ = dir_ / "server.log";
-    std::vector<std::string> args{binary,         "serve",       "--port", "0", "--data-dir",
-                                  dir_.string(), "--log-level", "warn"};
-    std::vector<char*> argv;
-    for (auto& arg : args)
-      argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-      throw std::runtime_error("cannot create " + log_.string());
-    auto parent = ::getpid();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      // Dies with the bench, even when the bench is killed. Only async-signal-safe calls here.
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent)
-        ::_exit(127);
-      ::dup2(fd, STDOUT_FILENO); // dup2 clears O_CLOEXEC on the copies
-      ::dup2(fd, STDERR_FILENO);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    ::close(fd);
-    if (pid_ < 0)
-      throw std::runtime_error("fork failed");
-    try {
-      port_ = wait_for_port();
-    } catch (...) {
-      stop();
-      remove_dir();
-      throw;
-    }
-  }
-
-  ~server_child() {
-    stop();
-    remove_dir();
-  }
-
-  server_child(const server_child&) = delete;
-  server_child& operator=(const server_child&) = delete;
-
-  /// Returns the port from the "listening" line.
-  uint16_t port() const noexcept {
-    return port_;
-  }
-
-  /// Stops the server: SIGTERM, and SIGKILL when it is still there after `grace`; reaps it.
-  /// Does nothing when it was stopped already.
-  void stop(std::chrono::milliseconds grace = stop_timeout) {
-    if (pid_ <= 0)
-      return;
-    ::kill(pid_, SIGTERM);
-    auto deadline = steady::now() + grace;
-    int status = 0;
-    while (::waitpid(pid_, &status, WNOHANG) == 0) {
-      if (steady::now() >= deadline) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds{10});
-    }
-    pid_ = -1;
-  }
-
-private:
-  uint16_t wait_for_port() {
-    auto deadline = steady::now() + start_timeout;
-    while (steady::now() < deadline) {
-      std::ifstream in{log_};
-      std::string line;
-      while (std::getline(in, line)) {
-        boost::system::error_code ec;
-        auto v = json::parse(line, ec); // a line still being written fails; read it next time
-        if (ec || !v.is_object())
-          continue;
-        const auto* event = v.as_object().if_contains("event");
-        if (event != nullptr && event->is_string() && event->get_string() == "listening")
-          return v.at("port").to_number<uint16_t>();
-      }
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        throw std::runtime_error("the server exited before listening:\n" + output());
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds{20});
-    }
-    throw std::runtime_error("the server did not listen within 30 s:\n" + output());
-  }
-
-  std::string output() const {
-    std::ifstream in{log_};
-    return {std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
-  }
-
-  void remove_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-
-  std::filesystem::path dir_;
-  std::filesystem::path log_;
-  pid_t pid_ = -1;
-  uint16_t port_ = 0;
-};
-
-// --- clients ------------------------------------------------------------------------------------
-
-const auto loopback = boost::asio::ip::make_address("127.0.0.1");
-
-/// Returns whether `frame` is a frame of type `type`.
-bool is_type(const json::object& frame, std::string_view type) {
-  const auto* got = frame.if_contains("type");
-  return got != nullptr && got->is_string() && got->get_string() == type;
-}
-
-/// One WebSocket to /v1/ws with blocking I/O, used by one thread. Throws on I/O errors.
-class ws_client {
-public:
-  /// Connects and reads the hello frame.
-  explicit ws_client(uint16_t port) : ws_(ioc_) {
-    ws_.next_layer().connect(tcp::endpoint{loopback, port});
-    // Pipelined requests are small frames written back to back: not one may wait for an ACK.
-    ws_.next_layer().set_option(tcp::no_delay{true});
-    ws_.handshake("127.0.0.1:" + std::to_string(port), "/v1/ws");
-    ws_.text(true);
-    auto hello = read();
-    if (!is_type(hello, "hello"))
-      throw std::runtime_error("expected hello, got " + json::serialize(hello));
-  }
-
-  ~ws_client() {
-    boost::system::error_code ec;
-    ws_.close(websocket::close_code::normal, ec); // the server may be gone already
-  }
-
-  ws_client(const ws_client&) = delete;
-  ws_client& operator=(const ws_client&) = delete;
-
-  void send(const std::string& frame) {
-    ws_.write(boost::asio::buffer(frame));
-  }
-
-  /// Returns the next frame from the server.
-  json::object read() {
-    buffer_.clear();
-    ws_.read(buffer_);
-    auto data = buffer_.cdata();
-    auto v = json::parse(std::string_view{static_cast<const char*>(data.data()), data.size()});
-    return std::move(v.as_object());
-  }
-
-  /// Returns the reply, granted or error frame that answers request `id`; skips pushes.
-  json::object answer(int64_t id) {
-    for (;;) {
-      auto frame = read();
-      const auto* got = frame.if_contains("id");
-      if (got != nullptr && got->is_int64() && got->get_int64() == id)
-        return frame;
-    }
-  }
-
-private:
-  boost::asio::io_context ioc_;
-  websocket::stream<tcp::socket> ws_;
-  beast::flat_buffer buffer_;
-};
-
-/// One HTTP keep-alive connection with blocking I/O, as in http_bench.
-class http_client {
-public:
-  explicit http_client(uint16_t port) : socket_(ioc_) {
-    socket_.connect(tcp::endpoint{loopback, port});
-    socket_.set_option(tcp::no_delay{true});
-  }
-
-  http::response<http::string_body> post(const std::string& target, std::string body) {
-    http::request<http::string_body> req{http::verb::post, target, 11};
-    req.set(http::field::host, "127.0.0.1");
-    req.set(http::field::content_type, "application/json");
-    req.body() = std::move(body);
-    req.prepare_payload();
-    http::write(socket_, req);
-    http::response<http::string_body> res;
-    http::read(socket_, buffer_, res);
-    return res;
-  }
-
-private:
-  boost::asio::io_context ioc_;
-  tcp::socket socket_;
-  beast::flat_buffer buffer_;
-};
 
 std::string acquire_frame(int64_t id, const std::string& lock, const std::string& owner,
                           int64_t wait_ms = 0) {
@@ -535,7 +308,7 @@ void handoff_round(uint16_t port, double seconds, int round, latencies& out) {
 int run(const std::string& binary, double seconds, int rounds) {
   using fencelock::bench::median;
   using fencelock::bench::percentile;
-  server_child server{binary};
+  server_child server{binary, "wsbench"};
   auto port = server.port();
 
   std::printf("WebSocket cycles/s over loopback to a fencelock serve child (median of %d "
