@@ -180,28 +180,10 @@ void ws_session::handle_frame(std::string_view text) {
         unsubscribe(id, call.subscription);
       } else if constexpr (std::is_same_v<T, ws_status>) {
         ++pending_;
-        auto ctx = context(id);
-        svc.status(
-          std::move(call.name),
-          [self = shared_from_this(), id = std::move(id)](caf::expected<lock_status> x) {
-            self->post([self, id, x = std::move(x)] {
-              self->answered();
-              self->send(x ? reply_frame(id, "status", net::to_json(*x)) : error_frame(id, x.error()));
-            });
-          },
-          std::move(ctx));
+        svc.status(std::move(call.name), reply_with<lock_status>(id, "status"), context(id));
       } else if constexpr (std::is_same_v<T, check_request>) {
         ++pending_;
-        auto ctx = context(id);
-        svc.check(
-          std::move(call),
-          [self = shared_from_this(), id = std::move(id)](caf::expected<check_result> x) {
-            self->post([self, id, x = std::move(x)] {
-              self->answered();
-              self->send(x ? reply_frame(id, "check", net::to_json(*x)) : error_frame(id, x.error()));
-            });
-          },
-          std::move(ctx));
+        svc.check(std::move(call), reply_with<check_result>(id, "check"), context(id));
       }
     },
     req.call);
@@ -215,12 +197,8 @@ void ws_session::start_acquire(json::value id, ws_acquire call) {
   auto request_id = svc.next_request_id();
   call.req.request_id = request_id;
   waiting_acquires_.emplace(request_id, call.req.name);
-  std::weak_ptr<ws_session> weak = shared_from_this();
   // Watched before it is sent, so that a lease that ends before its answer is not missed.
-  auto watch_id = svc.watch_lease(call.req.name, [weak](const lock_event& ev) {
-    if (auto self = weak.lock())
-      self->post([self, ev] { self->on_lease_end(ev); });
-  });
+  auto watch_id = watch_lease_end(call.req.name);
   auto name = call.req.name;
   auto owner = call.req.owner;
   auto ctx = context(id);
@@ -257,11 +235,7 @@ void ws_session::start_renew(json::value id, renew_request req) {
   auto key = lease_key{req.name, req.token};
   uint64_t watch_id = 0;
   if (!leases_.contains(key)) {
-    std::weak_ptr<ws_session> weak = shared_from_this();
-    watch_id = svc.watch_lease(req.name, [weak](const lock_event& ev) {
-      if (auto self = weak.lock())
-        self->post([self, ev] { self->on_lease_end(ev); });
-    });
+    watch_id = watch_lease_end(req.name);
   }
   auto owner = req.owner;
   auto ctx = context(id);
@@ -365,6 +339,24 @@ void ws_session::unsubscribe(const json::value& id, uint64_t subscription) {
 }
 
 // --- bookkeeping --------------------------------------------------------------------------------
+
+uint64_t ws_session::watch_lease_end(const std::string& lock) {
+  std::weak_ptr<ws_session> weak = shared_from_this();
+  return ctx_->svc().watch_lease(lock, [weak](const lock_event& ev) {
+    if (auto self = weak.lock())
+      self->post([self, ev] { self->on_lease_end(ev); });
+  });
+}
+
+template <class T>
+callback<T> ws_session::reply_with(const json::value& id, std::string_view op) {
+  return [self = shared_from_this(), id, op](caf::expected<T> x) {
+    self->post([self, id, op, x = std::move(x)] {
+      self->answered();
+      self->send(x ? reply_frame(id, op, net::to_json(*x)) : error_frame(id, x.error()));
+    });
+  };
+}
 
 template <class F>
 void ws_session::post(F&& f) {

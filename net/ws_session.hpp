@@ -72,6 +72,12 @@ private:
   void start_subscribe(boost::json::value id, ws_subscribe call);
   void unsubscribe(const boost::json::value& id, uint64_t subscription);
 
+  /// Opens a watch on the end of a lease of `lock` (bound to its token later), whose firing
+  /// pushes lease_lost here. Returns its id.
+  uint64_t watch_lease_end(const std::string& lock);
+  /// Returns the callback that answers request `id` of a read-only `op` with its result.
+  template <class T>
+  callback<T> reply_with(const boost::json::value& id, std::string_view op);
   /// Runs `f` on the strand later, unless the server stopped taking replies; thread-safe.
   template <class F>
   void post(F&& f);
