@@ -13,7 +13,11 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
+#include <caf/allowed_unsafe_message_type.hpp>
+
 #include "actors/store/lease_store.hpp"
+#include "actors/store/redis/scripts.hpp"
+#include "actors/store/redis/value.hpp"
 #include "fencelock/interfaces.hpp"
 
 namespace fencelock {
@@ -31,7 +35,10 @@ using lock_actor = caf::typed_actor<
   /// From itself: the waiter with this request id gives up.
   caf::reacts_to<wait_timeout_atom, uint64_t>,
   /// From the registry: quit, nobody routes to this actor any more.
-  caf::reacts_to<retire_atom>>;
+  caf::reacts_to<retire_atom>,
+  /// The lock may be free now (Redis store: a release or expiry on any instance, or a retry
+  /// timer of this generation; 0 = always): waiters try again.
+  caf::reacts_to<wake_atom, uint64_t>>;
 
 /// Hands out fencing tokens, strictly increasing, never reused across restarts.
 using fence_issuer_actor = caf::typed_actor<caf::replies_to<next_token_atom>::with<uint64_t>>;
@@ -51,5 +58,30 @@ using store_actor = caf::typed_actor<
   caf::replies_to<reserve_atom, uint64_t>::with<bool>,
   caf::replies_to<list_atom, list_request>::with<std::vector<stored_lock>>,
   caf::reacts_to<flush_atom>>;
+
+/// A Redis script's answer on its way from the store's I/O thread back into its actor.
+struct redis_reply {
+  redis::outcome result;
+};
+
+} // namespace fencelock
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(fencelock::redis_reply)
+
+namespace fencelock {
+
+/// Serves the Redis store to lock actors (actors/store/redis/redis_store.hpp): each request is
+/// one Lua script, atomic across every instance that shares the Redis.
+using redis_store_actor = caf::typed_actor<
+  caf::replies_to<acquire_atom, acquire_request>::with<redis::script_lease>,
+  caf::replies_to<renew_atom, renew_request>::with<redis::script_lease>,
+  /// Ends lease `token` of `owner` with the given cause (released, session_closed,
+  /// undelivered).
+  caf::replies_to<release_atom, release_request, std::string>::with<redis::script_lease>,
+  /// Ends lease `token` of lock `name` if its deadline passed.
+  caf::replies_to<expire_atom, std::string, uint64_t>::with<redis::script_lease>,
+  caf::replies_to<status_atom, std::string>::with<redis::script_lease>,
+  caf::replies_to<list_atom, list_request>::with<std::vector<redis::script_lease>>,
+  caf::reacts_to<redis_reply_atom, uint64_t, redis_reply>>;
 
 } // namespace fencelock

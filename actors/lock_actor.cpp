@@ -410,6 +410,8 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       }
     },
     [=](retire_atom) { self->quit(); },
+    // Only the Redis store's lock actors are woken; here every hand-off is local.
+    [=](wake_atom, uint64_t) {},
   };
 }
 

@@ -17,7 +17,10 @@ class metrics;
 
 /// What every lock actor needs to know about the rest of the service.
 struct lock_context {
+  /// The embedded store (with `fence`); unset when the Redis store is used.
   store_actor store;
+  /// The Redis store; when set, lock actors are redis_lock_actors (actors/redis_lock_actor.hpp).
+  redis_store_actor redis;
   fence_issuer_actor fence;
   watchdog_actor watchdog;
   registry_actor registry;

@@ -19,6 +19,9 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<lock_list>("fencelock::lock_list");
   cfg.add_message_type<stored_lock>("fencelock::stored_lock");
   cfg.add_message_type<std::vector<stored_lock>>("std::vector<fencelock::stored_lock>");
+  cfg.add_message_type<redis::script_lease>("fencelock::redis::script_lease");
+  cfg.add_message_type<std::vector<redis::script_lease>>(
+    "std::vector<fencelock::redis::script_lease>");
   cfg.add_error_category(caf::atom("fencelock"), [](uint8_t code, caf::atom_value, const caf::message& ctx) {
     std::string result = to_string(static_cast<errc>(code));
     if (!ctx.empty())

@@ -109,4 +109,20 @@ void log_operation(const op_event& ev, const caf::error& err) {
   log.info(render_log_line(line));
 }
 
+void log_event(std::string_view level, std::string_view event, const boost::json::object& fields) {
+  auto& log = *spdlog::default_logger();
+  auto spd_level = level == "error"  ? spdlog::level::err
+                   : level == "warn" ? spdlog::level::warn
+                                     : spdlog::level::info;
+  if (!log.should_log(spd_level))
+    return;
+  boost::json::object line;
+  line["ts"] = iso_timestamp();
+  line["level"] = level;
+  line["event"] = event;
+  for (const auto& [key, value] : fields)
+    line[key] = value;
+  log.log(spd_level, "{}", render_log_line(line));
+}
+
 } // namespace fencelock

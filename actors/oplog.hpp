@@ -26,6 +26,10 @@ struct op_event {
 /// Writes the event of an operation that finished now with `err` (none = ok). Runs on any thread.
 void log_operation(const op_event& ev, const caf::error& err);
 
+/// Writes one event line {"ts", "level", "event", ...fields} at `level` (info, warn or error),
+/// for what happens outside client operations (a store connection going down, say).
+void log_event(std::string_view level, std::string_view event, const boost::json::object& fields);
+
 /// Returns the current UTC time as ISO-8601 with milliseconds, for the `ts` field.
 std::string iso_timestamp();
 

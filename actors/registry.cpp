@@ -2,6 +2,7 @@
 
 #include <caf/exit_reason.hpp>
 
+#include "actors/redis_lock_actor.hpp"
 #include "fencelock/errc.hpp"
 
 namespace fencelock {
@@ -14,7 +15,8 @@ registry_state::entry& route(self_ptr self, const std::string& name) {
   auto& st = self->state;
   auto i = st.locks.find(name);
   if (i == st.locks.end()) {
-    auto handle = self->spawn(lock_actor_impl, name, st.ctx);
+    auto handle = st.ctx.redis ? self->spawn(redis_lock_actor_impl, name, st.ctx)
+                               : self->spawn(lock_actor_impl, name, st.ctx);
     self->monitor(handle);
     i = st.locks.emplace(name, registry_state::entry{std::move(handle), 0}).first;
   }
@@ -22,10 +24,13 @@ registry_state::entry& route(self_ptr self, const std::string& name) {
   return i->second;
 }
 
-// Renew and release need a current lease, and a held lock always has a live actor; so for a lock
-// without one the answer is lease_lost, without spawning anything.
+// Renew and release need a current lease, and with the embedded store a held lock always has a
+// live actor; so for a lock without one the answer is lease_lost, without spawning anything.
+// With the Redis store the lease may have been granted by another instance: spawn.
 registry_state::entry* route_existing(self_ptr self, const std::string& name) {
   auto& st = self->state;
+  if (st.ctx.redis)
+    return &route(self, name);
   auto i = st.locks.find(name);
   if (i == st.locks.end())
     return nullptr;
@@ -36,6 +41,39 @@ registry_state::entry* route_existing(self_ptr self, const std::string& name) {
 caf::error lease_lost_error() {
   return caf::make_error(errc::lease_lost,
                          std::string{"the token is not the current, unexpired lease of this owner"});
+}
+
+// Lists held locks from the Redis store, which judges the deadlines itself.
+void list_from_redis(self_ptr self, list_request req, caf::typed_response_promise<lock_list> rp) {
+  auto& st = self->state;
+  auto limit = req.limit;
+  self->request(st.ctx.redis, st.ctx.store_timeout, list_atom_v, std::move(req))
+    .then(
+      [=](std::vector<redis::script_lease>& xs) mutable {
+        auto wall_now = self->state.ctx.clock.to_wall_ms(to_ns(self->clock().now()));
+        lock_list result;
+        for (auto& x : xs) {
+          lock_status entry;
+          entry.name = x.name;
+          entry.held = true;
+          entry.owner = x.owner;
+          entry.token = x.token;
+          entry.expires_at_ms = wall_now + x.remaining_ms;
+          entry.last_token = x.token;
+          entry.revision = x.revision;
+          result.locks.push_back(std::move(entry));
+        }
+        if (!xs.empty() && xs.size() == limit)
+          result.next_cursor = xs.back().name;
+        rp.deliver(std::move(result));
+      },
+      [=](caf::error& err) mutable {
+        errc code;
+        if (as_errc(err, code))
+          rp.deliver(err);
+        else
+          rp.deliver(caf::make_error(errc::store_unavailable, "lease store: " + to_string(err)));
+      });
 }
 
 } // namespace
@@ -92,6 +130,10 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx,
     [=](list_atom, list_request& req) -> caf::result<lock_list> {
       auto rp = self->make_response_promise<lock_list>();
       auto limit = req.limit;
+      if (self->state.ctx.redis) {
+        list_from_redis(self, std::move(req), rp);
+        return rp;
+      }
       self->request(self->state.ctx.store, self->state.ctx.store_timeout, list_atom_v, std::move(req))
         .then(
           [=](std::vector<stored_lock>& recs) mutable {
@@ -129,6 +171,17 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx,
     [=](cancel_atom, std::string& name, uint64_t request_id) {
       if (auto* e = route_existing(self, name))
         self->send(e->handle, cancel_atom_v, std::move(name), request_id);
+    },
+    [=](wake_atom, const std::string& name) {
+      // From the Redis store's event channel: only an existing actor can have waiters.
+      auto& locks = self->state.locks;
+      if (name.empty()) {
+        for (auto& [n, e] : locks)
+          self->send(e.handle, wake_atom_v, uint64_t{0});
+        return;
+      }
+      if (auto i = locks.find(name); i != locks.end())
+        self->send(i->second.handle, wake_atom_v, uint64_t{0});
     },
     [=](idle_atom, const std::string& name, uint64_t seen) {
       auto& locks = self->state.locks;

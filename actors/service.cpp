@@ -11,6 +11,8 @@
 #include "actors/event_hub.hpp"
 #include "actors/metrics.hpp"
 #include "actors/oplog.hpp"
+#include "actors/store/redis/redis_store.hpp"
+#include "actors/store/redis/url.hpp"
 #include "actors/store/sqlite_store.hpp"
 #include "actors/wiring.hpp"
 #include "fencelock/validate.hpp"
@@ -116,6 +118,8 @@ struct service::impl {
   caf::actor_system& sys;
   fencelock::config cfg;
   std::shared_ptr<lease_store> store;
+  /// The Redis store, when configured (then `store` is unset).
+  std::shared_ptr<redis_store> redis;
   service_actors actors;
   caf::actor bridge;
   running_flag running = std::make_shared<std::atomic<bool>>(false);
@@ -206,8 +210,11 @@ caf::error service::start() {
   auto& d = *impl_;
   if (d.running->load())
     return caf::none;
+  if (redis::is_redis_url(d.cfg.store))
+    return start_redis();
   if (d.cfg.store != "embedded")
-    return caf::make_error(errc::store_unavailable, "store: unknown store " + d.cfg.store);
+    return caf::make_error(errc::store_unavailable,
+                           "store: unknown store " + redis::redacted_text(d.cfg.store));
   auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                   std::chrono::steady_clock::now().time_since_epoch())
                   .count();
@@ -220,6 +227,42 @@ caf::error service::start() {
   if (!actors)
     return std::move(actors.error());
   d.actors = std::move(*actors);
+  d.bridge = d.sys.spawn(bridge_impl, d.actors.registry, d.running);
+  d.running->store(true);
+  return caf::none;
+}
+
+caf::error service::start_redis() {
+  auto& d = *impl_;
+  std::string why;
+  auto where = redis::parse_url(d.cfg.store, why);
+  if (!where)
+    return caf::make_error(errc::store_unavailable, "store: " + why);
+  redis_settings settings;
+  settings.where = std::move(*where);
+  settings.key_prefix = d.cfg.redis_key_prefix;
+  settings.timeout = std::chrono::milliseconds{d.cfg.redis_timeout_ms};
+  // The event channel feeds this instance's subscribers and lease watches with the changes of
+  // every instance, and wakes the waiters of a lock that another instance freed. Both sinks run
+  // on the store's I/O thread, after the actors below exist.
+  auto events = d.events;
+  auto registry = std::make_shared<registry_actor>();
+  d.redis = std::make_shared<redis_store>(
+    std::move(settings),
+    [events, registry](const lock_event& ev) {
+      events->publish(ev);
+      if (ev.ends_lease())
+        caf::anon_send(*registry, wake_atom_v, ev.name);
+    },
+    [registry] {
+      // Events may have been missed while the subscription was down: every waiter looks again.
+      caf::anon_send(*registry, wake_atom_v, std::string{});
+    });
+  d.actors = spawn_redis_service_actors(d.sys, d.redis, d.cfg, d.stats, d.events, d.waiting);
+  *registry = d.actors.registry;
+  // Connecting happens in the background: until Redis answers, requests fail closed with
+  // store_unavailable and /readyz says no.
+  d.redis->start();
   d.bridge = d.sys.spawn(bridge_impl, d.actors.registry, d.running);
   d.running->store(true);
   return caf::none;
@@ -249,6 +292,10 @@ bool service::stop(std::chrono::milliseconds grace) {
                     [&] { all_down = false; });
   }
   d.store.reset(); // closes SQLite once its actor let go too
+  if (d.redis) {
+    d.redis->stop();
+    d.redis.reset();
+  }
   return all_down;
 }
 
@@ -257,7 +304,8 @@ bool service::running() const noexcept {
 }
 
 bool service::ready() const noexcept {
-  return running() && !impl_->shed(admission::acquire);
+  auto& d = *impl_;
+  return running() && !d.shed(admission::acquire) && (!d.redis || d.redis->ready());
 }
 
 registry_actor service::registry() const {

@@ -18,9 +18,12 @@ namespace fencelock {
 class event_hub;
 class metrics;
 
+class redis_store;
+
 struct service_actors {
-  store_actor store;
-  fence_issuer_actor fence;
+  store_actor store;           // embedded store only
+  fence_issuer_actor fence;    // embedded store only
+  redis_store_actor redis;     // Redis store only
   watchdog_actor watchdog;
   registry_actor registry;
 
@@ -39,5 +42,13 @@ caf::expected<service_actors> spawn_service_actors(caf::actor_system& sys,
                                                    std::shared_ptr<event_hub> events = nullptr,
                                                    std::shared_ptr<std::atomic<int64_t>> waiting
                                                    = nullptr);
+
+/// Spawns the actors over the Redis store `store` (which the caller starts and stops): lock
+/// actors that run every change as a script, and no fence issuer (Redis hands out tokens).
+service_actors spawn_redis_service_actors(caf::actor_system& sys,
+                                          std::shared_ptr<redis_store> store, const config& cfg,
+                                          std::shared_ptr<metrics> stats,
+                                          std::shared_ptr<event_hub> events,
+                                          std::shared_ptr<std::atomic<int64_t>> waiting);
 
 } // namespace fencelock

@@ -121,13 +121,13 @@ std::optional<lock_info> decode_status(const json::value& v) {
   return info;
 }
 
-std::optional<lock_event> decode_event(const json::object& frame) {
+std::optional<watch_event> decode_event(const json::object& frame) {
   auto event = str(frame, "event");
   auto lock = str(frame, "lock");
   auto token = u64(frame, "token");
   if (!event || !lock || !token)
     return std::nullopt;
-  lock_event e;
+  watch_event e;
   e.event = std::move(*event);
   e.lock = std::move(*lock);
   e.token = *token;

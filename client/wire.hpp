@@ -63,7 +63,7 @@ std::optional<lease_fields> decode_lease(const boost::json::object& v);
 std::optional<lock_info> decode_status(const boost::json::value& v);
 
 /// Reads a lock_event frame; nothing unless event, lock and token are present.
-std::optional<lock_event> decode_event(const boost::json::object& frame);
+std::optional<watch_event> decode_event(const boost::json::object& frame);
 
 /// Reads a lease_lost push; nothing unless lock and token are present.
 std::optional<lease_lost_push> decode_lease_lost(const boost::json::object& frame);

@@ -26,6 +26,8 @@
 
 #include <caf/sec.hpp>
 
+#include "actors/store/redis/url.hpp"
+
 namespace fencelock::config_loader {
 
 namespace {
@@ -54,7 +56,13 @@ struct setting {
   /// Placeholder of a text setting's value in the help text.
   std::string_view arg = "";
   std::string_view help;
+  /// How a value appears in error messages (null = as it is): hides secrets.
+  std::string (*shown)(const std::string& x) = nullptr;
 };
+
+std::string redacted_store(const std::string& x) {
+  return redis::redacted_text(x);
+}
 
 std::optional<std::string> check_ip(const std::string& x) {
   boost::system::error_code ec;
@@ -71,9 +79,20 @@ std::optional<std::string> check_not_empty(const std::string& x) {
 }
 
 std::optional<std::string> check_store(const std::string& x) {
-  // Other stores (redis) are planned; until they exist a typo must not start a wrong service.
-  if (x != "embedded")
-    return "must be \"embedded\""s;
+  // A typo must not start a service on the wrong store.
+  if (x == "embedded")
+    return std::nullopt;
+  if (!redis::is_redis_url(x))
+    return "must be \"embedded\" or a URL redis://[[user]:password@]host[:port][/db]"s;
+  std::string why;
+  if (!redis::parse_url(x, why))
+    return "bad Redis URL: " + why;
+  return std::nullopt;
+}
+
+std::optional<std::string> check_key_prefix(const std::string& x) {
+  if (x.empty() || x.size() > 100)
+    return "must be 1..100 characters"s;
   return std::nullopt;
 }
 
@@ -135,8 +154,18 @@ const setting settings[] = {
   // --- store ---
   {.key = "data-dir", .field = &config::data_dir, .check = check_not_empty, .arg = "path",
    .help = "Directory where the embedded store keeps its files (created if missing)."},
-  {.key = "store", .field = &config::store, .check = check_store, .arg = "kind",
-   .help = "Lease store; \"embedded\" (SQLite in data-dir) is the only one so far."},
+  {.key = "store", .field = &config::store, .check = check_store, .arg = "kind|url",
+   .help = "Lease store: \"embedded\" (SQLite in data-dir, one instance) or "
+           "redis://[[user]:password@]host[:port][/db] (shared by several instances; "
+           "docs/redis.md). The password is never logged.",
+   .shown = redacted_store},
+  {.key = "redis-key-prefix", .field = &config::redis_key_prefix, .check = check_key_prefix,
+   .arg = "text",
+   .help = "Prefix of every Redis key and of the event channel: instances that share locks use "
+           "the same prefix; unrelated deployments on one Redis use different ones."},
+  {.key = "redis-timeout-ms", .field = &config::redis_timeout_ms, .min = 50, .max = 60'000,
+   .help = "Longest wait for a Redis reply (and for a connection); past it the request fails "
+           "with 503 store_unavailable and the connection is re-established."},
   {.key = "fence-block", .field = &config::fence_block, .min = 1, .max = 1'000'000,
    .help = "Fencing tokens reserved per durable write of the token ceiling; after a crash up "
            "to this many tokens are skipped, never reused."},
@@ -253,7 +282,8 @@ caf::error config_error(std::string msg) {
 caf::error assign(config& cfg, const setting& s, const std::string& text,
                   const std::string& origin) {
   auto fail = [&](const std::string& why) {
-    auto msg = std::string{s.key} + ": " + why + " (got " + quoted(text) + ")";
+    auto msg = std::string{s.key} + ": " + why + " (got " + quoted(s.shown ? s.shown(text) : text)
+               + ")";
     if (!origin.empty())
       msg += "; set by " + origin;
     return config_error(std::move(msg));
@@ -491,7 +521,8 @@ caf::error validate(const fencelock::config& cfg) {
         why = integer_rule(s);
     }
     if (why)
-      return config_error(std::string{s.key} + ": " + *why + " (got " + quoted(value) + ")");
+      return config_error(std::string{s.key} + ": " + *why + " (got "
+                          + quoted(s.shown ? s.shown(value) : value) + ")");
   }
   if (cfg.ttl_min_ms > cfg.ttl_max_ms)
     return config_error("ttl-min-ms: must not exceed ttl-max-ms (got "

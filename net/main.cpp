@@ -33,6 +33,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/oplog.hpp"
+#include "actors/store/redis/url.hpp"
 #include "client/cli/commands.hpp"
 #include "client/cli/usage.hpp"
 #include "config/load.hpp"
@@ -199,7 +200,7 @@ int serve(const std::vector<std::string>& args) {
   log_lifecycle(*log, json_line("info", "listening",
                                 {{"host", cfg.host},
                                  {"port", http.port()},
-                                 {"store", cfg.store},
+                                 {"store", fencelock::redis::redacted_text(cfg.store)},
                                  {"data_dir", cfg.data_dir}}));
 
   // The stop signals were blocked in main() before any thread existed, so every thread

@@ -48,7 +48,7 @@ std::string snapshot_json(const std::vector<lock_info>& locks) {
   return json::serialize(json::object{{"type", "snapshot"}, {"locks", std::move(arr)}});
 }
 
-std::string event_json(const lock_event& e) {
+std::string event_json(const watch_event& e) {
   json::object o;
   o["type"] = "lock_event";
   o["event"] = e.event;

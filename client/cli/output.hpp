@@ -22,7 +22,7 @@ std::string snapshot_json(const std::vector<lock_info>& locks);
 
 /// Returns {"type":"lock_event","event","lock","owner","token","expiresAt"?,"revision","at",
 /// "cause"?}.
-std::string event_json(const lock_event& e);
+std::string event_json(const watch_event& e);
 
 /// Prints `line` and a newline to stdout and flushes (a pipe reader sees it at once).
 void print_line(const std::string& line);

@@ -40,7 +40,7 @@ int watch_command(const std::vector<std::string>& args, std::string_view env_url
   opts.url = p.args.url;
   watch_handlers h;
   h.on_snapshot = [](const std::vector<lock_info>& locks) { print_line(snapshot_json(locks)); };
-  h.on_event = [](const lock_event& e) { print_line(event_json(e)); };
+  h.on_event = [](const watch_event& e) { print_line(event_json(e)); };
   h.on_interrupted = [](const client_error& e) { complain("watch", e); };
   std::optional<client> c;
   subscription sub;

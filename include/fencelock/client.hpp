@@ -224,7 +224,7 @@ struct lock_info {
 };
 
 /// One change of a watched lock (a lock_event frame).
-struct lock_event {
+struct watch_event {
   /// "acquired", "renewed", "released" or "expired".
   std::string event;
   std::string lock;
@@ -247,7 +247,7 @@ struct watch_handlers {
   /// truth).
   std::function<void(const std::vector<lock_info>&)> on_snapshot;
   /// Called for every change after the snapshot.
-  std::function<void(const lock_event&)> on_event;
+  std::function<void(const watch_event&)> on_event;
   /// Called when the watch is interrupted (the connection dropped; it resubscribes once the
   /// client reconnects) or a resubscription was refused.
   std::function<void(const client_error&)> on_interrupted;

@@ -45,8 +45,13 @@ struct config {
   // --- store -----------------------------------------------------------------------------
   /// Where the embedded store keeps its files.
   std::string data_dir = "./data";
-  /// Lease store: "embedded" (SQLite in data_dir).
+  /// Lease store: "embedded" (SQLite in data_dir) or a Redis URL
+  /// redis://[[user]:password@]host[:port][/db], shared by several instances (docs/redis.md).
   std::string store = "embedded";
+  /// Prefix of every Redis key and of the event channel.
+  std::string redis_key_prefix = "fencelock:";
+  /// Longest wait for a Redis reply or connection before the request fails closed.
+  uint32_t redis_timeout_ms = 2'000;
   /// Tokens reserved per durable write of the fence ceiling.
   uint32_t fence_block = 10'000;
 

@@ -27,6 +27,9 @@ using registry_actor = caf::typed_actor<
   /// grant could not be delivered.
   caf::reacts_to<cancel_atom, std::string, uint64_t>,
   /// Internal: a lock actor reports that it is idle after `seen` routed messages.
-  caf::reacts_to<idle_atom, std::string, uint64_t>>;
+  caf::reacts_to<idle_atom, std::string, uint64_t>,
+  /// Internal (Redis store): lock `name` ("" = every lock) may be free now; its waiters on this
+  /// instance try again.
+  caf::reacts_to<wake_atom, std::string>>;
 
 } // namespace fencelock

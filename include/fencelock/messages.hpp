@@ -28,6 +28,8 @@ FENCELOCK_ATOM(check, "flcheck");
 // Internal: registry <-> lock actor.
 FENCELOCK_ATOM(idle, "flidle");
 FENCELOCK_ATOM(retire, "flretire");
+/// A lock may have become free elsewhere (Redis store): its waiters try again.
+FENCELOCK_ATOM(wake, "flwake");
 
 // Internal: timers.
 FENCELOCK_ATOM(expire, "flexpire");
@@ -46,6 +48,7 @@ FENCELOCK_ATOM(held, "flheld");
 FENCELOCK_ATOM(fence_load, "flfenceld");
 FENCELOCK_ATOM(reserve, "flreserve");
 FENCELOCK_ATOM(flush, "flflush");
+FENCELOCK_ATOM(redis_reply, "flrreply");
 
 #undef FENCELOCK_ATOM
 

@@ -66,8 +66,8 @@ public:
   /// Returns whether start() succeeded and stop() was not called.
   bool running() const noexcept;
 
-  /// Returns whether the service runs and takes new acquires (it is not shedding them under
-  /// load): the answer of /readyz. Thread-safe.
+  /// Returns whether the service runs and takes new acquires: it is not shedding them under
+  /// load, and its store is reachable. The answer of /readyz. Thread-safe.
   bool ready() const noexcept;
 
   /// Returns the registry, for hosts that prefer typed messages to callbacks. Requests sent there
@@ -148,6 +148,8 @@ public:
   void cancel(const std::string& name, uint64_t request_id);
 
 private:
+  caf::error start_redis();
+
   struct impl;
   std::unique_ptr<impl> impl_;
 };

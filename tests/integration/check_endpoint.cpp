@@ -8,6 +8,7 @@
 #include "integration/checks.hpp"
 #include "support/lock_api.hpp"
 #include "support/server_process.hpp"
+#include "support/store_under_test.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace fencelock::test;
@@ -22,7 +23,9 @@ http_response check(lock_client& api, const std::string& name, uint64_t token) {
 
 TEST_CASE("check_reports_the_current_lease", "[integration]") {
   temp_dir dir;
-  server_process server{dir.str()};
+  store_under_test store{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("store: " << store.kind());
+  server_process server{dir.str(), store.server_args()};
   lock_client api{server.port()};
 
   auto free_lock = check(api, "orders", 5);

@@ -223,14 +223,14 @@ TEST_CASE("client_watch_sees_snapshot_then_events", "[integration][client]") {
 
   std::mutex mtx;
   std::vector<fencelock::lock_info> snapshot;
-  std::vector<fencelock::lock_event> events;
+  std::vector<fencelock::watch_event> events;
   client watcher{options(url_of(server.port()))};
   fencelock::watch_handlers h;
   h.on_snapshot = [&](const std::vector<fencelock::lock_info>& s) {
     std::lock_guard<std::mutex> g{mtx};
     snapshot = s;
   };
-  h.on_event = [&](const fencelock::lock_event& e) {
+  h.on_event = [&](const fencelock::watch_event& e) {
     std::lock_guard<std::mutex> g{mtx};
     events.push_back(e);
   };
@@ -247,7 +247,7 @@ TEST_CASE("client_watch_sees_snapshot_then_events", "[integration][client]") {
   lease.release();
   auto seen = [&](const std::string& event) {
     std::lock_guard<std::mutex> g{mtx};
-    return std::find_if(events.begin(), events.end(), [&](const fencelock::lock_event& e) {
+    return std::find_if(events.begin(), events.end(), [&](const fencelock::watch_event& e) {
              return e.lock == "client:w:a" && e.token == token && e.event == event;
            })
            != events.end();

@@ -13,6 +13,7 @@
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
 #include "support/server_process.hpp"
+#include "support/store_under_test.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace fencelock::test;
@@ -24,7 +25,9 @@ TEST_CASE("http_happy_path", "[integration]") {
   // returns quickly instead of waiting out its waitMs.
   http_result waited;
   std::jthread waiter;
-  server_process server{dir.str()};
+  store_under_test store{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("store: " << store.kind());
+  server_process server{dir.str(), store.server_args()};
   lock_client api{server.port()};
   const std::string lock = "jobs:report-1";
 
@@ -158,7 +161,9 @@ TEST_CASE("http_waiters_are_served_fifo", "[integration]") {
   constexpr int n = 3;
   std::vector<http_result> results(n);
   std::vector<std::jthread> threads; // before the server: see http_happy_path
-  server_process server{dir.str()};
+  store_under_test store{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("store: " << store.kind());
+  server_process server{dir.str(), store.server_args()};
   lock_client api{server.port()};
   const std::string lock = "fifo";
 
@@ -207,7 +212,9 @@ TEST_CASE("http_waiters_are_served_fifo", "[integration]") {
 
 TEST_CASE("http_listing_paginates_held_locks", "[integration]") {
   temp_dir dir;
-  server_process server{dir.str()};
+  store_under_test store{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("store: " << store.kind());
+  server_process server{dir.str(), store.server_args()};
   lock_client api{server.port()};
 
   std::set<std::string> expected;
@@ -317,7 +324,9 @@ TEST_CASE("serve_exits_zero_on_sigterm", "[integration]") {
 
 TEST_CASE("http_waiter_gets_the_lock_when_the_lease_expires", "[integration]") {
   temp_dir dir;
-  server_process server{dir.str()};
+  store_under_test store{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("store: " << store.kind());
+  server_process server{dir.str(), store.server_args()};
   lock_client api{server.port()};
   const std::string lock = "expiring";
 
@@ -338,7 +347,9 @@ TEST_CASE("http_full_wait_queue_answers_429", "[integration]") {
   temp_dir dir;
   http_result first_result;
   std::jthread first; // before the server: see http_happy_path
-  server_process server{dir.str(), {"--max-waiters-per-lock", "1"}};
+  store_under_test store{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("store: " << store.kind());
+  server_process server{dir.str(), store.server_args({"--max-waiters-per-lock", "1"})};
   lock_client api{server.port()};
   const std::string lock = "crowded";
 

@@ -7,7 +7,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <hiredis/hiredis.h>
 #include <sqlite3.h>
 
 #include <arpa/inet.h>
@@ -38,6 +37,7 @@
 #include <vector>
 
 #include "support/child_process.hpp"
+#include "support/redis_server.hpp"
 #include "support/poll.hpp"
 #include "support/temp_dir.hpp"
 
@@ -61,171 +61,6 @@ std::string read_text(const std::string& path) {
   os << in.rdbuf();
   return os.str();
 }
-
-// -- redis-server as a child of the test ---------------------------------------------------------
-
-// Returns the redis-server to run: $FENCELOCK_REDIS_SERVER when set (a path; nothing when it is
-// not executable), else the first redis-server on $PATH or in the usual sbin directories.
-std::optional<std::string> find_redis_server() {
-  if (const char* env = std::getenv("FENCELOCK_REDIS_SERVER")) {
-    if (::access(env, X_OK) == 0)
-      return std::string{env};
-    return std::nullopt;
-  }
-  std::string dirs = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
-  dirs += ":/usr/local/sbin:/usr/sbin:/sbin";
-  std::istringstream is{dirs};
-  for (std::string dir; std::getline(is, dir, ':');) {
-    if (dir.empty())
-      continue;
-    auto candidate = dir + "/redis-server";
-    if (::access(candidate.c_str(), X_OK) == 0)
-      return candidate;
-  }
-  return std::nullopt;
-}
-
-// Returns the redis-server to run, or prints the line that makes CTest report the test as
-// skipped (SKIP_REGULAR_EXPRESSION "SKIPPED:" in tests/CMakeLists.txt) and returns nothing.
-std::optional<std::string> redis_server_or_skip() {
-  auto bin = find_redis_server();
-  if (!bin) {
-    const char* env = std::getenv("FENCELOCK_REDIS_SERVER");
-    std::cout << "SKIPPED: redis-server not found ("
-              << (env != nullptr ? "FENCELOCK_REDIS_SERVER=" + std::string{env}
-                                     + " is not executable"
-                                 : std::string{"not on PATH; install redis-server"})
-              << ")" << std::endl;
-  }
-  return bin;
-}
-
-// Returns a loopback port that was free a moment ago (the server may still lose a race for it;
-// redis_server retries with another port then).
-uint16_t pick_free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    throw std::runtime_error(std::string{"socket failed: "} + std::strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0
-            && ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  int err = errno;
-  ::close(fd);
-  if (!ok)
-    throw std::runtime_error(std::string{"cannot find a free port: "} + std::strerror(err));
-  return ntohs(addr.sin_port);
-}
-
-struct reply_deleter {
-  void operator()(redisReply* r) const noexcept {
-    freeReplyObject(r);
-  }
-};
-using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
-
-struct context_deleter {
-  void operator()(redisContext* c) const noexcept {
-    redisFree(c);
-  }
-};
-
-// One hiredis connection (blocking, with timeouts). Not thread-safe: one per thread.
-class redis_connection {
-public:
-  /// Connects to 127.0.0.1:`port`; throws std::runtime_error on failure.
-  explicit redis_connection(uint16_t port) {
-    timeval tv{2, 0};
-    ctx_.reset(redisConnectWithTimeout("127.0.0.1", port, tv));
-    if (!ctx_)
-      throw std::runtime_error("redisConnect: out of memory");
-    if (ctx_->err != 0)
-      throw std::runtime_error("redisConnect to port " + std::to_string(port) + ": "
-                               + ctx_->errstr);
-    timeval cmd_tv{10, 0};
-    redisSetTimeout(ctx_.get(), cmd_tv);
-  }
-
-  /// Sends the command `args` (binary safe) and returns its reply, which may be an error reply;
-  /// throws std::runtime_error when the connection fails.
-  reply_ptr call(const std::vector<std::string>& args) {
-    std::vector<const char*> argv;
-    std::vector<size_t> argvlen;
-    for (const auto& a : args) {
-      argv.push_back(a.data());
-      argvlen.push_back(a.size());
-    }
-    reply_ptr reply{static_cast<redisReply*>(redisCommandArgv(
-      ctx_.get(), static_cast<int>(args.size()), argv.data(), argvlen.data()))};
-    if (!reply)
-      throw std::runtime_error("redis " + args.front() + ": " + ctx_->errstr);
-    return reply;
-  }
-
-  /// Returns the string value of `key`, or nothing when it does not exist.
-  std::optional<std::string> get(const std::string& key) {
-    auto r = call({"GET", key});
-    if (r->type == REDIS_REPLY_NIL)
-      return std::nullopt;
-    if (r->type != REDIS_REPLY_STRING)
-      throw std::runtime_error("GET " + key + ": unexpected reply type "
-                               + std::to_string(r->type));
-    return std::string{r->str, r->len};
-  }
-
-private:
-  std::unique_ptr<redisContext, context_deleter> ctx_;
-};
-
-// A redis-server owned by the test: no persistence, loopback only, its files in a temp dir. The
-// child_process destructor kills (SIGKILL) and reaps it, also when an assertion throws.
-class redis_server {
-public:
-  /// Starts `binary` on a free loopback port and waits until it answers PING; throws
-  /// std::runtime_error (with the server's output) when it does not.
-  explicit redis_server(const std::string& binary) {
-    std::string last_error;
-    for (int attempt = 0; attempt < 5; ++attempt) {
-      port_ = pick_free_port();
-      proc_ = std::make_unique<child_process>(
-        binary, std::vector<std::string>{"--port", std::to_string(port_), "--bind", "127.0.0.1",
-                                         "--save", "", "--appendonly", "no", "--daemonize", "no",
-                                         "--dir", dir_.str()});
-      bool up = eventually(
-        [&] {
-          if (!proc_->running())
-            return true;  // exited (e.g. lost the port to someone else): stop waiting
-          try {
-            redis_connection conn{port_};
-            auto r = conn.call({"PING"});
-            return r->type == REDIS_REPLY_STATUS && std::string_view{r->str, r->len} == "PONG";
-          } catch (const std::exception& e) {
-            last_error = e.what();
-            return false;
-          }
-        },
-        10s, 20ms);
-      if (up && proc_->running())
-        return;
-      last_error += "\n" + proc_->diagnostics();
-      proc_.reset();  // kills and reaps it; try another port
-    }
-    throw std::runtime_error("redis-server did not answer PING: " + last_error);
-  }
-
-  /// Returns the port the server listens on (127.0.0.1).
-  uint16_t port() const noexcept {
-    return port_;
-  }
-
-private:
-  temp_dir dir_{"fencelock-redis-"};  // destroyed after proc_: the server is gone by then
-  uint16_t port_ = 0;
-  std::unique_ptr<child_process> proc_;
-};
 
 // Loads fenced_set.lua into `conn`'s server and returns its SHA1.
 std::string load_fenced_set(redis_connection& conn) {

@@ -16,11 +16,15 @@
 //                                  SIGCONT child
 //   write(t1) --------------------------------------------------> 409 stale_token
 //   renew(t1) -> 409 lease_lost
+//
+// It runs on both lease stores; on Redis the second holder acquires through a second instance
+// that shares the store, so the token order holds across instances.
 
 #define CATCH_CONFIG_ENABLE_OPTIONAL_STRINGMAKER
 #include <catch2/catch.hpp>
 
 #include <csignal>
+#include <optional>
 
 #include <boost/json.hpp>
 
@@ -29,6 +33,7 @@
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
 #include "support/server_process.hpp"
+#include "support/store_under_test.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace fencelock::test;
@@ -77,8 +82,17 @@ TEST_CASE("stale_holder_is_fenced_off", "[integration]") {
   temp_dir dir;
   temp_dir store_dir{"fencelock-store-"};
   fenced_store_process store{store_dir.str()};
-  server_process server{dir.str()};
+  store_under_test leases{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("lease store: " << leases.kind());
+  server_process server{dir.str(), leases.server_args()};
   lock_client api{server.port()};
+  // With Redis the second holder goes through another instance that shares the store, as
+  // behind a load balancer; the embedded store has one instance only.
+  temp_dir dir_b;
+  std::optional<server_process> instance_b;
+  if (leases.redis() != nullptr)
+    instance_b.emplace(dir_b.str(), leases.server_args());
+  lock_client api_b{instance_b ? instance_b->port() : server.port()};
   const std::string lock = "reports:daily";
   const std::string key = "reports.daily.csv";
   constexpr int64_t child_ttl_ms = 1000;
@@ -113,7 +127,7 @@ TEST_CASE("stale_holder_is_fenced_off", "[integration]") {
   REQUIRE(expired);
 
   // A second holder takes over with a higher token and writes.
-  auto res = api.acquire(lock, "second-worker", 30'000, 0);
+  auto res = api_b.acquire(lock, "second-worker", 30'000, 0);
   INFO(res.describe());
   REQUIRE(res.status == 200);
   auto second = lease_view::from(res);
@@ -160,8 +174,9 @@ TEST_CASE("stale_holder_is_fenced_off", "[integration]") {
     CHECK(json_u64(*stats.json, "stale") == 1u);   // child's write after the pause
   }
 
-  // The service still shows the second holder.
+  // The service (every instance) still shows the second holder.
   auto st = api.status_of(lock);
+  CHECK(api_b.status_of(lock).token == second->token);
   CHECK(st.held);
   CHECK(st.owner == "second-worker");
   CHECK(st.token == second->token);

@@ -10,6 +10,7 @@
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
 #include "support/server_process.hpp"
+#include "support/store_under_test.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace fencelock::test;
@@ -30,7 +31,9 @@ std::unique_ptr<raw_connection> start_waiter(uint16_t port, const std::string& l
 
 TEST_CASE("closed_waiter_is_removed_before_release", "[integration]") {
   temp_dir dir;
-  server_process server{dir.str()};
+  store_under_test store{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("store: " << store.kind());
+  server_process server{dir.str(), store.server_args()};
   lock_client api{server.port()};
   const std::string lock = "queue:1";
 
@@ -58,7 +61,9 @@ TEST_CASE("closed_waiter_racing_the_release_is_never_granted", "[integration]") 
   // The release follows the close at once, so the server may hand the lock to the dead waiter
   // before it notices: then it must undo the grant. Either way the lock ends up free.
   temp_dir dir;
-  server_process server{dir.str()};
+  store_under_test store{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("store: " << store.kind());
+  server_process server{dir.str(), store.server_args()};
   lock_client api{server.port()};
   const std::string lock = "queue:2";
 
@@ -84,7 +89,9 @@ TEST_CASE("closed_waiter_does_not_block_later_waiters", "[integration]") {
   temp_dir dir;
   http_result live_result;
   std::jthread live; // before the server: a failed test kills the server first
-  server_process server{dir.str()};
+  store_under_test store{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("store: " << store.kind());
+  server_process server{dir.str(), store.server_args()};
   lock_client api{server.port()};
   const std::string lock = "queue:3";
 

@@ -18,6 +18,7 @@
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
 #include "support/server_process.hpp"
+#include "support/store_under_test.hpp"
 #include "support/temp_dir.hpp"
 #include "support/ws_client.hpp"
 
@@ -87,7 +88,9 @@ TEST_CASE("ws_hello_describes_the_session_and_its_limits", "[integration][websoc
 TEST_CASE("ws_pipelined_requests_are_answered_out_of_order_and_the_waiter_is_handed_the_lock",
           "[integration][websocket]") {
   temp_dir dir;
-  server_process server{dir.str()};
+  store_under_test store{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("store: " << store.kind());
+  server_process server{dir.str(), store.server_args()};
   ws_client holder{server.port()};
   ws_client client{server.port()};
   auto first = acquire(holder, "hot", "holder");
@@ -189,7 +192,9 @@ TEST_CASE("ws_a_frame_over_the_limit_closes_the_socket_with_1009", "[integration
 
 TEST_CASE("ws_lease_lost_is_pushed_when_a_lease_expires", "[integration][websocket]") {
   temp_dir dir;
-  server_process server{dir.str()};
+  store_under_test store{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("store: " << store.kind());
+  server_process server{dir.str(), store.server_args()};
   ws_client ws{server.port()};
   auto sent = std::chrono::steady_clock::now();
   auto token = acquire(ws, "short", "sleeper", 300);
@@ -206,7 +211,9 @@ TEST_CASE("ws_lease_lost_is_pushed_when_a_lease_expires", "[integration][websock
 
 TEST_CASE("ws_a_released_lease_sends_no_lease_lost", "[integration][websocket]") {
   temp_dir dir;
-  server_process server{dir.str()};
+  store_under_test store{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("store: " << store.kind());
+  server_process server{dir.str(), store.server_args()};
   ws_client ws{server.port()};
   auto token = acquire(ws, "done", "worker", 300);
   call(ws, {{"id", "r"}, {"op", "release"}, {"lock", "done"}, {"owner", "worker"},
@@ -218,7 +225,9 @@ TEST_CASE("ws_a_released_lease_sends_no_lease_lost", "[integration][websocket]")
 TEST_CASE("ws_a_subscription_gets_its_snapshot_then_every_change_without_a_gap",
           "[integration][websocket]") {
   temp_dir dir;
-  server_process server{dir.str()};
+  store_under_test store{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("store: " << store.kind());
+  server_process server{dir.str(), store.server_args()};
   ws_client holder{server.port()};
   ws_client watcher{server.port()};
   auto token = acquire(holder, "busy", "holder");
@@ -276,7 +285,9 @@ TEST_CASE("ws_a_subscription_gets_its_snapshot_then_every_change_without_a_gap",
 TEST_CASE("ws_a_prefix_subscription_sees_held_locks_then_events_and_stops_on_unsubscribe",
           "[integration][websocket]") {
   temp_dir dir;
-  server_process server{dir.str()};
+  store_under_test store{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("store: " << store.kind());
+  server_process server{dir.str(), store.server_args()};
   ws_client actor{server.port()};
   ws_client watcher{server.port()};
   acquire(actor, "jobs:a", "w");
@@ -302,7 +313,9 @@ TEST_CASE("ws_a_prefix_subscription_sees_held_locks_then_events_and_stops_on_uns
 TEST_CASE("ws_session_bound_leases_end_with_their_socket_and_others_outlive_it",
           "[integration][websocket]") {
   temp_dir dir;
-  server_process server{dir.str()};
+  store_under_test store{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("store: " << store.kind());
+  server_process server{dir.str(), store.server_args()};
   lock_client api{server.port()};
   auto bound = std::make_unique<ws_client>(server.port());
   auto unbound = std::make_unique<ws_client>(server.port());

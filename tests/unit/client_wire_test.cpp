@@ -7,6 +7,16 @@
 
 #include "client/endpoint.hpp"
 #include "client/wire.hpp"
+// Every public header in one translation unit: a host program may embed the service and use the
+// client at once, so no two of them may define the same name. (They once both defined
+// fencelock::lock_event; the fencelock binary, which links both, crashed in its destructor.)
+#include "fencelock/client.hpp"
+#include "fencelock/config.hpp"
+#include "fencelock/events.hpp"
+#include "fencelock/fence_guard.hpp"
+#include "fencelock/service.hpp"
+#include "fencelock/types.hpp"
+#include "fencelock/validate.hpp"
 
 using namespace fencelock;
 using namespace fencelock::detail;

@@ -74,6 +74,8 @@ void require_same(const config& x, const config& y) {
   CHECK(x.body_timeout_ms == y.body_timeout_ms);
   CHECK(x.data_dir == y.data_dir);
   CHECK(x.store == y.store);
+  CHECK(x.redis_key_prefix == y.redis_key_prefix);
+  CHECK(x.redis_timeout_ms == y.redis_timeout_ms);
   CHECK(x.fence_block == y.fence_block);
   CHECK(x.ttl_min_ms == y.ttl_min_ms);
   CHECK(x.ttl_max_ms == y.ttl_max_ms);
@@ -103,7 +105,7 @@ TEST_CASE("the shipped fencelock.conf sets every key", "[config]") {
   REQUIRE(help);
   for (const std::string key :
        {"host", "port", "io-threads", "body-limit", "header-timeout-ms", "body-timeout-ms",
-        "data-dir", "store", "fence-block", "ttl-min-ms", "ttl-max-ms", "wait-max-ms",
+        "data-dir", "store", "redis-key-prefix", "redis-timeout-ms", "fence-block", "ttl-min-ms", "ttl-max-ms", "wait-max-ms",
         "max-waiters-per-lock", "list-limit-max", "actor-threads", "log-level"}) {
     INFO(key);
     CHECK(std::any_of(lines.begin(), lines.end(),
@@ -215,8 +217,19 @@ TEST_CASE("invalid values fail naming the key", "[config]") {
   SECTION("bad text values") {
     starts_with(load_error({"--host", "localhost"}), "host: must be an IP address");
     starts_with(load_error({"--data-dir", ""}), "data-dir: must not be empty");
-    starts_with(load_error({"--store", "redis"}), "store: must be \"embedded\"");
+    starts_with(load_error({"--store", "redis"}), "store: must be \"embedded\" or a URL");
+    starts_with(load_error({"--store", "redis://host:99999"}), "store: bad Redis URL: the port");
+    starts_with(load_error({"--redis-key-prefix", ""}), "redis-key-prefix: must be");
+    starts_with(load_error({"--redis-timeout-ms", "10"}), "redis-timeout-ms: must be");
     starts_with(load_error({"--log-level", "verbose"}), "log-level: must be one of");
+  }
+  SECTION("a bad Redis URL is reported without its password") {
+    auto msg = load_error({"--store", "redis://app:hunter2@cache:x"});
+    starts_with(msg, "store: bad Redis URL");
+    CHECK(msg.find("hunter2") == std::string::npos);
+    msg = load_error({}, {"FENCELOCK_STORE=redis://:hunter2@cache:0"});
+    CHECK(msg.find("hunter2") == std::string::npos);
+    CHECK(msg.find("FENCELOCK_STORE") != std::string::npos);
   }
   SECTION("cross-field rule") {
     starts_with(load_error({"--ttl-min-ms", "5000", "--ttl-max-ms", "1000"}),

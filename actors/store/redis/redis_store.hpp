@@ -1,0 +1,125 @@
+#pragma once
+
+// The Redis lease store: where the truth of every lease lives when several fencelock instances
+// share one Redis (docs/redis.md). Two connections on one I/O thread of its own: one runs the
+// lease scripts (EVALSHA, falling back to EVAL when Redis answers NOSCRIPT), one is subscribed
+// to the store's event channel, on which every script publishes its change.
+//
+// redis_store_actor serves it to the lock actors: each request becomes one script call, and its
+// answer comes back as a response, so lock actors use it with request(...).await like the
+// embedded store, and a Redis that does not answer in time is a request timeout: fail closed.
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include "actors/interfaces.hpp"
+#include "actors/store/redis/connection.hpp"
+#include "fencelock/events.hpp"
+#include "fencelock/messages.hpp"
+#include "fencelock/types.hpp"
+
+namespace fencelock {
+
+/// How to reach the Redis store and name its keys.
+struct redis_settings {
+  redis::endpoint where;
+  /// Prefix of every key and of the event channel, so that several deployments (or tests) can
+  /// share one Redis.
+  std::string key_prefix = "fencelock:";
+  /// Longest wait for one reply; past it the connection counts as failed.
+  std::chrono::milliseconds timeout{2000};
+  /// How long an ended lease's record stays (its last token stays visible meanwhile).
+  std::chrono::milliseconds keep_ended{60'000};
+};
+
+/// Parses one message of the event channel; nothing when it is not a lock event.
+std::optional<lock_event> parse_store_event(std::string_view json);
+
+/// Owns the I/O thread and both connections.
+class redis_store {
+public:
+  /// Receives every lock event published on the channel, on the store's I/O thread.
+  using event_sink = std::function<void(const lock_event&)>;
+  /// Learns that the subscription (re)started: events may have been missed before it.
+  using resync_sink = std::function<void()>;
+
+  redis_store(redis_settings s, event_sink on_event, resync_sink on_resync);
+  ~redis_store();
+
+  redis_store(const redis_store&) = delete;
+  redis_store& operator=(const redis_store&) = delete;
+
+  /// Starts the I/O thread and connecting; returns at once (Redis may still be unreachable).
+  void start();
+
+  /// Closes both connections and joins the I/O thread.
+  void stop();
+
+  /// Returns whether both connections are up: the store can grant and report changes.
+  bool ready() const noexcept;
+
+  /// Runs `id` with `keys` and `args`; `done` runs on the I/O thread. Thread-safe.
+  void run(redis::script_id id, std::vector<std::string> keys, std::vector<std::string> args,
+           redis::reply_handler done);
+
+  /// Drops the command connection (it reconnects after its backoff). For tests.
+  void reset_commands(std::string why);
+
+  const redis_settings& settings() const noexcept {
+    return settings_;
+  }
+
+  std::string lock_key(std::string_view name) const;
+  std::string token_key() const;
+  std::string held_key() const;
+  std::string channel() const;
+
+private:
+  redis_settings settings_;
+  event_sink on_event_;
+  resync_sink on_resync_;
+  boost::asio::io_context io_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  std::thread thread_;
+  std::shared_ptr<redis::connection> commands_;
+  std::shared_ptr<redis::connection> events_;
+  std::vector<std::string> shas_; // SHA-1 of each script, by script_id
+};
+
+struct redis_store_actor_state {
+  // Not an aggregate: CAF would otherwise try to build the state from the actor pointer.
+  redis_store_actor_state() = default;
+
+  std::shared_ptr<redis_store> store;
+  uint64_t next_call = 1;
+  /// The highest token this instance has seen: new tokens start above it even if Redis lost
+  /// its counter while this process ran.
+  uint64_t seen_token = 0;
+  struct call {
+    redis::script_id script;
+    caf::typed_response_promise<redis::script_lease> one;
+    caf::typed_response_promise<std::vector<redis::script_lease>> many;
+  };
+  std::unordered_map<uint64_t, call> calls;
+  static inline const char* name = "fencelock.redis_store";
+};
+
+redis_store_actor::behavior_type
+redis_store_actor_impl(redis_store_actor::stateful_pointer<redis_store_actor_state> self,
+                       std::shared_ptr<redis_store> store);
+
+} // namespace fencelock
