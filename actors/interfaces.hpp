@@ -38,7 +38,9 @@ using lock_actor = caf::typed_actor<
   caf::reacts_to<retire_atom>,
   /// The lock may be free now (Redis store: a release or expiry on any instance, or a retry
   /// timer of this generation; 0 = always): waiters try again.
-  caf::reacts_to<wake_atom, uint64_t>>;
+  caf::reacts_to<wake_atom, uint64_t>,
+  /// From the registry: the service drains; answer every waiter shutting_down.
+  caf::reacts_to<drain_atom>>;
 
 /// Hands out fencing tokens, strictly increasing, never reused across restarts.
 using fence_issuer_actor = caf::typed_actor<caf::replies_to<next_token_atom>::with<uint64_t>>;

@@ -295,12 +295,15 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
         self->quit(store_error(err));
       });
   // On shutdown every waiter gets an answer instead of silence.
-  self->set_exit_handler([=](caf::exit_msg& msg) {
+  auto answer_waiters = [=] {
     for (auto& w : self->state.lock.waiters)
       w.promise.deliver(
         caf::make_error(errc::shutting_down, std::string{"the service is stopping"}));
     count_waiters(self, -static_cast<int64_t>(self->state.lock.waiters.size()));
     self->state.lock.waiters.clear();
+  };
+  self->set_exit_handler([=](caf::exit_msg& msg) {
+    answer_waiters();
     self->quit(msg.reason);
   });
   return {
@@ -326,6 +329,8 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
           return caf::make_error(errc::too_many_waiters,
                                  "lock " + s.lock.name + " has too many waiters");
         case acquire_decision::wait: {
+          if (auto refused = refuse_waiter_if_draining(s.ctx))
+            return refused;
           if (!room_for_waiter(self))
             return caf::make_error(errc::too_many_waiters,
                                    std::string{"the service has too many waiting acquires"});
@@ -412,6 +417,10 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
     [=](retire_atom) { self->quit(); },
     // Only the Redis store's lock actors are woken; here every hand-off is local.
     [=](wake_atom, uint64_t) {},
+    [=](drain_atom) {
+      idle_check check{self};
+      answer_waiters();
+    },
   };
 }
 

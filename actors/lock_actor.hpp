@@ -9,6 +9,7 @@
 #include "actors/interfaces.hpp"
 #include "actors/lock_state.hpp"
 #include "actors/stall.hpp"
+#include "fencelock/errc.hpp"
 
 namespace fencelock {
 
@@ -37,7 +38,16 @@ struct lock_context {
   uint32_t max_waiters_total = 100'000;
   /// The watchdog's record of process stalls, whose grace puts off judging leases (null = none).
   std::shared_ptr<stall_window> stall;
+  /// Set when the service drains for shutdown: acquires no longer queue (null = never).
+  std::shared_ptr<std::atomic<bool>> draining;
 };
+
+/// Returns the error that refuses a waiting acquire while the service drains, or none.
+inline caf::error refuse_waiter_if_draining(const lock_context& ctx) {
+  if (ctx.draining && ctx.draining->load())
+    return caf::make_error(errc::shutting_down, std::string{"the service is stopping"});
+  return caf::none;
+}
 
 struct lock_actor_state {
   // Not an aggregate: CAF would otherwise try to build the state from the actor pointer.

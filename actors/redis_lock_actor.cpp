@@ -37,11 +37,6 @@ caf::error store_error(const caf::error& err) {
   return caf::make_error(errc::store_unavailable, "lease store: " + to_string(err));
 }
 
-// Wall-clock estimate (ms since the epoch) of now plus `ms`.
-int64_t wall_in(self_ptr self, int64_t ms) {
-  return self->state.ctx.clock.to_wall_ms(to_ns(self->clock().now())) + ms;
-}
-
 caf::actor_clock::duration_type millis(int64_t ms) {
   return std::chrono::duration_cast<caf::actor_clock::duration_type>(std::chrono::milliseconds{ms});
 }
@@ -95,13 +90,14 @@ void unwatch(self_ptr self, uint64_t token) {
     st.watched.reset();
 }
 
+// Deadlines are reported as Redis's clock has them, so that every instance tells the same.
 lease to_lease(self_ptr self, const script_lease& x) {
-  return {self->state.lock_name, x.owner, x.token, x.ttl_ms, wall_in(self, x.remaining_ms)};
+  return {self->state.lock_name, x.owner, x.token, x.ttl_ms, x.deadline_ms};
 }
 
 void note_holder(self_ptr self, const script_lease& x) {
   self->state.last_owner = x.owner;
-  self->state.last_expires_at_ms = wall_in(self, x.remaining_ms);
+  self->state.last_expires_at_ms = x.deadline_ms;
 }
 
 // Arms the waiters' retry for when the holder's lease runs out, unless a release or expiry
@@ -253,6 +249,8 @@ lock_actor::behavior_type redis_lock_actor_impl(self_ptr self, std::string name,
             caf::error refused;
             if (req.wait_ms == 0)
               refused = lock_held_error(self);
+            else if (auto draining = refuse_waiter_if_draining(s2.ctx))
+              refused = std::move(draining);
             else if (s2.waiters.size() >= s2.ctx.max_waiters)
               refused = caf::make_error(errc::too_many_waiters,
                                         "lock " + s2.lock_name + " has too many waiters");
@@ -340,7 +338,7 @@ lock_actor::behavior_type redis_lock_actor_impl(self_ptr self, std::string name,
               out.held = true;
               out.owner = x.owner;
               out.token = x.token;
-              out.expires_at_ms = wall_in(self, x.remaining_ms);
+              out.expires_at_ms = x.deadline_ms;
               out.revision = x.revision;
             }
             rp.deliver(std::move(out));
@@ -366,7 +364,7 @@ lock_actor::behavior_type redis_lock_actor_impl(self_ptr self, std::string name,
             if (x.status == "held") {
               out.current = x.token == token;
               out.token = x.token;
-              out.expires_at_ms = wall_in(self, x.remaining_ms);
+              out.expires_at_ms = x.deadline_ms;
             }
             rp.deliver(out);
           },
@@ -418,6 +416,11 @@ lock_actor::behavior_type redis_lock_actor_impl(self_ptr self, std::string name,
       try_first_waiter(self);
     },
     [=](retire_atom) { self->quit(); },
+    [=](drain_atom) {
+      idle_check check{self};
+      fail_waiters(self,
+                   caf::make_error(errc::shutting_down, std::string{"the service is stopping"}));
+    },
   };
 }
 

@@ -50,7 +50,6 @@ void list_from_redis(self_ptr self, list_request req, caf::typed_response_promis
   self->request(st.ctx.redis, st.ctx.store_timeout, list_atom_v, std::move(req))
     .then(
       [=](std::vector<redis::script_lease>& xs) mutable {
-        auto wall_now = self->state.ctx.clock.to_wall_ms(to_ns(self->clock().now()));
         lock_list result;
         for (auto& x : xs) {
           lock_status entry;
@@ -58,7 +57,7 @@ void list_from_redis(self_ptr self, list_request req, caf::typed_response_promis
           entry.held = true;
           entry.owner = x.owner;
           entry.token = x.token;
-          entry.expires_at_ms = wall_now + x.remaining_ms;
+          entry.expires_at_ms = x.deadline_ms;
           entry.last_token = x.token;
           entry.revision = x.revision;
           result.locks.push_back(std::move(entry));
@@ -182,6 +181,10 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx,
       }
       if (auto i = locks.find(name); i != locks.end())
         self->send(i->second.handle, wake_atom_v, uint64_t{0});
+    },
+    [=](drain_atom) {
+      for (auto& [n, e] : self->state.locks)
+        self->send<caf::message_priority::high>(e.handle, drain_atom_v);
     },
     [=](idle_atom, const std::string& name, uint64_t seen) {
       auto& locks = self->state.locks;

@@ -130,6 +130,8 @@ struct service::impl {
   /// Calls in progress (from validation to answer), and how many of them are waiting acquires.
   std::atomic<int64_t> in_flight{0};
   std::shared_ptr<std::atomic<int64_t>> waiting = std::make_shared<std::atomic<int64_t>>(0);
+  /// Set by drain(): waiters were answered and no new ones queue.
+  std::shared_ptr<std::atomic<bool>> draining = std::make_shared<std::atomic<bool>>(false);
   /// The network I/O loop's latest lag, as its front end reports it.
   std::atomic<int64_t> io_lag_us{0};
 
@@ -223,7 +225,8 @@ caf::error service::start() {
     return std::move(opened.error());
   d.store = std::move(*opened);
   // SQLite blocks on fsync: its actor gets a thread of its own, off the scheduler.
-  auto actors = spawn_service_actors(d.sys, d.store, d.cfg, true, d.stats, d.events, d.waiting);
+  auto actors = spawn_service_actors(d.sys, d.store, d.cfg, true, d.stats, d.events, d.waiting,
+                                     d.draining);
   if (!actors)
     return std::move(actors.error());
   d.actors = std::move(*actors);
@@ -258,7 +261,8 @@ caf::error service::start_redis() {
       // Events may have been missed while the subscription was down: every waiter looks again.
       caf::anon_send(*registry, wake_atom_v, std::string{});
     });
-  d.actors = spawn_redis_service_actors(d.sys, d.redis, d.cfg, d.stats, d.events, d.waiting);
+  d.actors = spawn_redis_service_actors(d.sys, d.redis, d.cfg, d.stats, d.events, d.waiting,
+                                        d.draining);
   *registry = d.actors.registry;
   // Connecting happens in the background: until Redis answers, requests fail closed with
   // store_unavailable and /readyz says no.
@@ -299,13 +303,21 @@ bool service::stop(std::chrono::milliseconds grace) {
   return all_down;
 }
 
+void service::drain() {
+  auto& d = *impl_;
+  if (!d.running->load() || d.draining->exchange(true))
+    return;
+  caf::anon_send<caf::message_priority::high>(d.actors.registry, drain_atom_v);
+}
+
 bool service::running() const noexcept {
   return impl_->running->load();
 }
 
 bool service::ready() const noexcept {
   auto& d = *impl_;
-  return running() && !d.shed(admission::acquire) && (!d.redis || d.redis->ready());
+  return running() && !d.draining->load() && !d.shed(admission::acquire)
+         && (!d.redis || d.redis->ready());
 }
 
 registry_actor service::registry() const {

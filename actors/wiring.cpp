@@ -42,7 +42,8 @@ caf::expected<service_actors> spawn_service_actors(caf::actor_system& sys,
                                                    const config& cfg, bool detached_store,
                                                    std::shared_ptr<metrics> stats,
                                                    std::shared_ptr<event_hub> events,
-                                                   std::shared_ptr<std::atomic<int64_t>> waiting) {
+                                                   std::shared_ptr<std::atomic<int64_t>> waiting,
+                                                   std::shared_ptr<std::atomic<bool>> draining) {
   auto floor = store->fence_floor();
   if (!floor)
     return std::move(floor.error());
@@ -66,6 +67,7 @@ caf::expected<service_actors> spawn_service_actors(caf::actor_system& sys,
   ctx.events = std::move(events);
   ctx.waiting = std::move(waiting);
   ctx.stall = std::move(stall);
+  ctx.draining = std::move(draining);
   ctx.max_waiters_total = cfg.max_waiters_total;
   result.registry = sys.spawn(registry_impl, std::move(ctx), std::move(*held));
   return result;
@@ -75,7 +77,8 @@ service_actors spawn_redis_service_actors(caf::actor_system& sys,
                                           std::shared_ptr<redis_store> store, const config& cfg,
                                           std::shared_ptr<metrics> stats,
                                           std::shared_ptr<event_hub> events,
-                                          std::shared_ptr<std::atomic<int64_t>> waiting) {
+                                          std::shared_ptr<std::atomic<int64_t>> waiting,
+                                          std::shared_ptr<std::atomic<bool>> draining) {
   service_actors result;
   result.redis = sys.spawn(redis_store_actor_impl, std::move(store));
   // Redis judges every deadline on its own clock, so a stall of this process cannot end a lease
@@ -93,6 +96,7 @@ service_actors spawn_redis_service_actors(caf::actor_system& sys,
   ctx.events = std::move(events);
   ctx.waiting = std::move(waiting);
   ctx.max_waiters_total = cfg.max_waiters_total;
+  ctx.draining = std::move(draining);
   result.registry = sys.spawn(registry_impl, std::move(ctx), std::vector<std::string>{});
   return result;
 }

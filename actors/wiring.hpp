@@ -34,13 +34,16 @@ struct service_actors {
 /// Reads the fence floor and the held locks from `store` (blocking: call it before serving),
 /// then spawns the actors. `detached_store` gives the store actor its own thread, for stores
 /// that block on I/O. The lock actors count lease grants and ends into `stats` and publish their
-/// changes to `events` and their waiting acquires into `waiting` (null = none).
+/// changes to `events` and their waiting acquires into `waiting`, and queue no more waiters once
+/// `draining` is set (null = none).
 caf::expected<service_actors> spawn_service_actors(caf::actor_system& sys,
                                                    std::shared_ptr<lease_store> store,
                                                    const config& cfg, bool detached_store,
                                                    std::shared_ptr<metrics> stats = nullptr,
                                                    std::shared_ptr<event_hub> events = nullptr,
                                                    std::shared_ptr<std::atomic<int64_t>> waiting
+                                                   = nullptr,
+                                                   std::shared_ptr<std::atomic<bool>> draining
                                                    = nullptr);
 
 /// Spawns the actors over the Redis store `store` (which the caller starts and stops): lock
@@ -49,6 +52,7 @@ service_actors spawn_redis_service_actors(caf::actor_system& sys,
                                           std::shared_ptr<redis_store> store, const config& cfg,
                                           std::shared_ptr<metrics> stats,
                                           std::shared_ptr<event_hub> events,
-                                          std::shared_ptr<std::atomic<int64_t>> waiting);
+                                          std::shared_ptr<std::atomic<int64_t>> waiting,
+                                          std::shared_ptr<std::atomic<bool>> draining);
 
 } // namespace fencelock

@@ -134,6 +134,9 @@ const setting settings[] = {
    .help = "Time a client has to send a request's headers; also the keep-alive idle limit."},
   {.key = "body-timeout-ms", .field = &config::body_timeout_ms, .min = 100, .max = 600'000,
    .help = "Time a client has to send a request's body once its headers arrived."},
+  {.key = "drain-timeout-ms", .field = &config::drain_timeout_ms, .min = 0, .max = 600'000,
+   .help = "On SIGTERM: how long requests in progress may take to be answered (waiters are "
+           "answered 503 at once) before the remaining connections are cut; 0 cuts at once."},
   // --- WebSocket ---
   {.key = "ws-max-frame", .field = &config::ws_max_frame, .min = 1024, .max = 16'777'216,
    .help = "Largest WebSocket frame a client may send, in bytes; a larger one closes the socket "

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -85,6 +86,7 @@ struct http_server::impl {
   tcp::acceptor acceptor;
   asio::steady_timer retry_timer;
   asio::steady_timer lag_timer;
+  std::atomic<bool> probe_stopped{false};
   std::vector<std::thread> threads;
   uint16_t bound_port = 0;
   bool started = false; // only the owner's thread (start/stop) touches it
@@ -225,7 +227,8 @@ void http_server::impl::refuse(tcp::socket socket) {
 void http_server::impl::probe_lag(asio::steady_timer::time_point due) {
   lag_timer.expires_at(due);
   lag_timer.async_wait([this, due](error_code ec) {
-    if (ec)
+    // A wait that completed just before stop() cancelled it still runs: check the flag too.
+    if (ec || probe_stopped.load())
       return; // stopped
     auto now = asio::steady_timer::clock_type::now();
     auto lag = std::chrono::duration_cast<std::chrono::microseconds>(now - due);
@@ -260,25 +263,45 @@ void http_server::impl::stop() {
     stopping = true; // from here on, track() turns new connections away
     open_sessions.swap(sessions);
   }
-  // Late service replies are dropped, never queued on an io_context that is about to stop.
-  ctx->close_reply_gate();
   asio::post(acceptor.get_executor(), [this] {
     error_code ignored;
     acceptor.close(ignored);
     retry_timer.cancel();
   });
+  probe_stopped = true;
   asio::post(lag_timer.get_executor(), [this] { lag_timer.cancel(); });
+  // Graceful first: waiters are answered shutting_down, every other request in progress is
+  // answered, then each connection closes (WebSockets with 1001, releasing their session-bound
+  // leases; other leases live on). Whatever is still open after drain-timeout-ms is cut.
+  ctx->svc().drain();
+  auto websockets = ctx->stop_ws();
   for (const auto& weak : open_sessions)
     if (auto session = weak.lock())
-      session->close();
-  for (const auto& session : ctx->stop_ws())
-    session->close_going_away(); // 1001; their session-bound leases are released
-
-  // With the acceptor and every socket closed, run() returns once the last handler ran.
-  if (!wait_for_drain()) {
-    log_net_event(log_level::warn, "http_stop_forced", {{"drain_limit_s", drain_limit.count()}});
-    ctx->ioc().stop();
+      session->drain();
+  for (const auto& session : websockets)
+    session->drain();
+  auto drain_until = std::chrono::steady_clock::now()
+                     + std::chrono::milliseconds{ctx->cfg().drain_timeout_ms};
+  while (ctx->connections() > 0 && std::chrono::steady_clock::now() < drain_until)
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  // Late service replies are dropped from here, never queued on an io_context about to stop.
+  ctx->close_reply_gate();
+  if (ctx->connections() > 0) {
+    log_net_event(log_level::warn, "drain_timeout",
+                  {{"open_connections", ctx->connections()},
+                   {"drain_timeout_ms", ctx->cfg().drain_timeout_ms}});
+    for (const auto& weak : open_sessions)
+      if (auto session = weak.lock())
+        session->close();
+    for (const auto& session : websockets)
+      session->close_going_away();
+    // Cut sessions still run their last handlers (withdrawing waiters, releasing session-bound
+    // leases); run() returns once they did, or the limit passes.
+    if (!wait_for_drain())
+      log_net_event(log_level::warn, "http_stop_forced", {{"drain_limit_s", drain_limit.count()}});
   }
+  // Every session has ended: what may be left on the loop are timers of closed sockets.
+  ctx->ioc().stop();
   for (auto& thread : threads)
     if (thread.joinable())
       thread.join();

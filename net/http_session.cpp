@@ -120,6 +120,16 @@ void http_session::close() {
              beast::bind_front_handler(&http_session::close_now, shared_from_this()));
 }
 
+void http_session::drain() {
+  asio::post(stream_.get_executor(), [self = shared_from_this()] {
+    self->draining_ = true;
+    self->keep_alive_ = false;
+    // Nothing was acknowledged to a client that is still sending (or has not begun) a request.
+    if (self->phase_ == phase::reading)
+      self->close_now();
+  });
+}
+
 // --- reading a request -------------------------------------------------------------------------
 
 void http_session::do_read_header() {
@@ -361,7 +371,7 @@ void http_session::on_write(error_code ec, std::size_t) {
   if (ec)
     return fail(ec, "write"); // withdraws an acquire whose grant was not delivered
   acquire_.reset();
-  if (!res_.keep_alive())
+  if (!res_.keep_alive() || draining_)
     return do_close();
   do_read_header();
 }

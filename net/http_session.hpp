@@ -130,6 +130,10 @@ public:
   /// Closes the connection from any thread, withdrawing a pending acquire.
   void close();
 
+  /// Ends the connection gracefully from any thread (server shutdown): an idle connection
+  /// closes now; a request in progress is answered first, with "Connection: close".
+  void drain();
+
   ~http_session();
 
 private:
@@ -198,6 +202,8 @@ private:
   bool keep_alive_ = false;
   /// Whether the request in progress is a HEAD (its response goes without a body).
   bool head_ = false;
+  /// Set by drain(): no request after the one in progress.
+  bool draining_ = false;
   std::string request_id_;
   std::optional<pending_acquire> acquire_;
   rate_limiter rate_;

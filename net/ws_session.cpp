@@ -122,7 +122,7 @@ void ws_session::on_accept(error_code ec) {
 // --- reading requests ---------------------------------------------------------------------------
 
 void ws_session::do_read() {
-  if (closing_ || reading_)
+  if (closing_ || reading_ || draining_)
     return;
   if (pending_ >= ctx_->cfg().ws_max_pending)
     return; // backpressure: answered() resumes reading
@@ -365,7 +365,17 @@ void ws_session::post(F&& f) {
 
 void ws_session::answered() {
   --pending_;
+  if (draining_) {
+    // The answer is queued right after this returns; look once it is.
+    asio::post(ws_.get_executor(), [self = shared_from_this()] { self->finish_drain_if_done(); });
+    return;
+  }
   do_read(); // resumes if reading was paused for backpressure
+}
+
+void ws_session::finish_drain_if_done() {
+  if (draining_ && pending_ == 0 && out_.empty() && !writing_)
+    close_with(websocket::close_code::going_away, "the server is stopping");
 }
 
 void ws_session::remember_lease(const std::string& lock, uint64_t token, const std::string& owner,
@@ -434,6 +444,8 @@ void ws_session::on_write(error_code ec, std::size_t) {
   out_.pop_front();
   if (!out_.empty())
     do_write();
+  else
+    finish_drain_if_done();
 }
 
 // --- closing ------------------------------------------------------------------------------------
@@ -443,6 +455,15 @@ void ws_session::close_going_away() {
     if (!self->open_)
       return self->on_closed(asio::error::operation_aborted, "stop");
     self->close_with(websocket::close_code::going_away, "the server is stopping");
+  });
+}
+
+void ws_session::drain() {
+  asio::dispatch(ws_.get_executor(), [self = shared_from_this()] {
+    if (!self->open_)
+      return self->on_closed(asio::error::operation_aborted, "stop");
+    self->draining_ = true;
+    self->finish_drain_if_done();
   });
 }
 

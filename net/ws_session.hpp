@@ -47,6 +47,10 @@ public:
   /// Closes the socket with 1001 (going away) from any thread: the server is stopping.
   void close_going_away();
 
+  /// Ends the session gracefully from any thread (server shutdown): reads no more requests,
+  /// sends the answers of those in progress, then closes with 1001 (going away).
+  void drain();
+
   /// Closes the TCP connection of a session that was never run (no slot was free).
   void drop();
 
@@ -83,6 +87,8 @@ private:
   void post(F&& f);
   /// Counts an answered request and resumes reading if it was paused for backpressure.
   void answered();
+  /// Closes with 1001 once a draining session has nothing left to answer or send.
+  void finish_drain_if_done();
   /// Remembers lease (lock, token) as held through this socket, watched by `watch_id`.
   void remember_lease(const std::string& lock, uint64_t token, const std::string& owner,
                       uint64_t watch_id, bool session_bound);
@@ -108,6 +114,7 @@ private:
   bool closing_ = false; // a close began: no more requests, no more frames queued
   bool closed_ = false;  // on_closed ran
   bool reading_ = false;
+  bool draining_ = false; // drain(): no more requests; close once everything is answered
   std::size_t pending_ = 0;
   std::deque<std::string> out_;
   std::size_t out_bytes_ = 0;

@@ -27,6 +27,9 @@ struct config {
   uint32_t header_timeout_ms = 10'000;
   /// Time a client has to send a request's body once its headers arrived.
   uint32_t body_timeout_ms = 10'000;
+  /// On SIGTERM, how long requests in progress may take to be answered before the remaining
+  /// connections are cut (0 = cut at once).
+  uint32_t drain_timeout_ms = 10'000;
 
   // --- WebSocket (GET /v1/ws) -------------------------------------------------------------
   /// Largest frame a client may send, in bytes; larger closes the socket with 1009.

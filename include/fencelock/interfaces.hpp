@@ -30,6 +30,8 @@ using registry_actor = caf::typed_actor<
   caf::reacts_to<idle_atom, std::string, uint64_t>,
   /// Internal (Redis store): lock `name` ("" = every lock) may be free now; its waiters on this
   /// instance try again.
-  caf::reacts_to<wake_atom, std::string>>;
+  caf::reacts_to<wake_atom, std::string>,
+  /// Internal: the service drains; every lock actor answers its waiters shutting_down.
+  caf::reacts_to<drain_atom>>;
 
 } // namespace fencelock

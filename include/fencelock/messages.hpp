@@ -30,6 +30,8 @@ FENCELOCK_ATOM(idle, "flidle");
 FENCELOCK_ATOM(retire, "flretire");
 /// A lock may have become free elsewhere (Redis store): its waiters try again.
 FENCELOCK_ATOM(wake, "flwake");
+/// The service drains (shutdown): waiters are answered shutting_down, no new ones queue.
+FENCELOCK_ATOM(drain, "fldrain");
 
 // Internal: timers.
 FENCELOCK_ATOM(expire, "flexpire");

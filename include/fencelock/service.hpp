@@ -63,11 +63,17 @@ public:
   /// stopped within `grace`.
   bool stop(std::chrono::milliseconds grace = std::chrono::seconds{5});
 
+  /// Begins a graceful shutdown (SIGTERM): every waiting acquire is answered shutting_down and
+  /// no new one queues, while everything else (acquires that need no wait, renewals, releases,
+  /// reads) is still served, so that requests in flight finish. /readyz answers 503 from here.
+  /// Call stop() once the front ends finished their requests. Thread-safe.
+  void drain();
+
   /// Returns whether start() succeeded and stop() was not called.
   bool running() const noexcept;
 
-  /// Returns whether the service runs and takes new acquires: it is not shedding them under
-  /// load, and its store is reachable. The answer of /readyz. Thread-safe.
+  /// Returns whether the service runs and takes new acquires: it is not draining or shedding
+  /// them under load, and its store is reachable. The answer of /readyz. Thread-safe.
   bool ready() const noexcept;
 
   /// Returns the registry, for hosts that prefer typed messages to callbacks. Requests sent there

@@ -91,7 +91,8 @@ TEST_CASE("commands_are_encoded_as_resp_bulk_strings", "[unit][redis]") {
 TEST_CASE("script_answers_decode_into_leases", "[unit][redis]") {
   std::string why;
   auto granted = decode_lease(
-    array({str("granted"), str("w1"), str("1796001630659429"), str("2000"), str("2000"), str("0")}),
+    array({str("granted"), str("w1"), str("1796001630659429"), str("2000"), str("2000"), str("0"),
+           str("1796001632659")}),
     why);
   REQUIRE(granted);
   CHECK(granted->status == "granted");
@@ -100,6 +101,7 @@ TEST_CASE("script_answers_decode_into_leases", "[unit][redis]") {
   CHECK(granted->ttl_ms == 2000);
   CHECK(granted->remaining_ms == 2000);
   CHECK(granted->revision == 0u);
+  CHECK(granted->deadline_ms == 1796001632659);
 
   auto lost = decode_lease(array({str("lost")}), why);
   REQUIRE(lost);
@@ -111,12 +113,15 @@ TEST_CASE("script_answers_decode_into_leases", "[unit][redis]") {
   CHECK_FALSE(decode_lease(err, why));
   CHECK(why == "ERR fencing tokens exhausted");
 
-  CHECK_FALSE(decode_lease(array({str("ok"), str("w1"), str("x"), str("1"), str("1"), str("0")}),
-                           why));
+  CHECK_FALSE(decode_lease(
+    array({str("ok"), str("w1"), str("x"), str("1"), str("1"), str("0"), str("5")}), why));
+  CHECK_FALSE(decode_lease(array({str("ok"), str("w1"), str("1"), str("1"), str("1"), str("0")}),
+                           why)); // a field short
   CHECK_FALSE(decode_lease(str("ok"), why));
 
   auto listed = decode_list(array({str("a"), str("w1"), str("5"), str("100"), str("90"), str("3"),
-                                   str("b"), str("w2"), str("6"), str("100"), str("10"), str("0")}),
+                                   str("1000"), str("b"), str("w2"), str("6"), str("100"), str("10"),
+                                   str("0"), str("2000")}),
                             why);
   REQUIRE(listed);
   REQUIRE(listed->size() == 2u);
@@ -124,6 +129,7 @@ TEST_CASE("script_answers_decode_into_leases", "[unit][redis]") {
   CHECK((*listed)[0].status == "held");
   CHECK((*listed)[0].revision == 3u);
   CHECK((*listed)[1].owner == "w2");
+  CHECK((*listed)[1].deadline_ms == 2000);
   CHECK_FALSE(decode_list(array({str("a"), str("w1")}), why));
 }
 

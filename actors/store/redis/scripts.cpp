@@ -37,7 +37,8 @@ local function publish(channel, kind, name, rec, rev, now, cause)
   redis.call('PUBLISH', channel, cjson.encode(ev))
 end
 local function reply(status, rec, now)
-  return {status, rec.owner, num(rec.token), num(rec.ttl), num(remaining_ms(rec, now)), num(rec.rev)}
+  return {status, rec.owner, num(rec.token), num(rec.ttl), num(remaining_ms(rec, now)), num(rec.rev),
+          num(math.floor(rec.deadline / 1000))}
 end
 local function live(rec, now)
   return rec and rec.state == 'held' and now < rec.deadline
@@ -148,12 +149,12 @@ constexpr std::string_view peek_body = R"lua(
 local now = now_us()
 local rec = load(KEYS[1])
 if live(rec, now) then return reply('held', rec, now) end
-if rec then return {'free', '', num(rec.token), '0', '0', '0'} end
-return {'free', '', '0', '0', '0', '0'}
+if rec then return {'free', '', num(rec.token), '0', '0', '0', '0'} end
+return {'free', '', '0', '0', '0', '0', '0'}
 )lua";
 
 // KEYS: held index. ARGV: key prefix of lock records, name prefix, cursor, limit. Returns
-// {name, owner, token, ttl, remaining, rev} per held lock, in name order after the cursor.
+// {name, owner, token, ttl, remaining, rev, deadline} per held lock, in name order after the cursor.
 // Index entries whose record is gone or ended are dropped on the way.
 constexpr std::string_view list_body = R"lua(
 local held = KEYS[1]
@@ -183,6 +184,9 @@ end
 return out
 )lua";
 
+// Every lease in a script's answer is this many values (see reply() in the prelude).
+constexpr size_t lease_fields = 7;
+
 std::string with_prelude(std::string_view body) {
   std::string s{prelude};
   s += body;
@@ -201,14 +205,15 @@ bool to_number(const value& v, T& out) {
   return ec == std::errc{} && ptr == v.str.data() + v.str.size();
 }
 
-// Reads {status, owner, token, ttl, remaining, rev} starting at `at`.
+// Reads {status, owner, token, ttl, remaining, rev, deadline} starting at `at`.
 bool read_lease(const std::vector<value>& xs, size_t at, script_lease& out) {
-  if (xs.size() < at + 6)
+  if (xs.size() < at + lease_fields)
     return false;
   out.status = xs[at].str;
   out.owner = xs[at + 1].str;
   return to_number(xs[at + 2], out.token) && to_number(xs[at + 3], out.ttl_ms)
-         && to_number(xs[at + 4], out.remaining_ms) && to_number(xs[at + 5], out.revision);
+         && to_number(xs[at + 4], out.remaining_ms) && to_number(xs[at + 5], out.revision)
+         && to_number(xs[at + 6], out.deadline_ms);
 }
 
 } // namespace
@@ -248,12 +253,12 @@ std::optional<std::vector<script_lease>> decode_list(const value& v, std::string
     why = v.str;
     return std::nullopt;
   }
-  if (v.type != value::kind::array || v.elements.size() % 6 != 0) {
+  if (v.type != value::kind::array || v.elements.size() % lease_fields != 0) {
     why = "unexpected list reply: " + describe(v);
     return std::nullopt;
   }
   std::vector<script_lease> out;
-  for (size_t i = 0; i < v.elements.size(); i += 6) {
+  for (size_t i = 0; i < v.elements.size(); i += lease_fields) {
     script_lease x;
     if (!read_lease(v.elements, i, x)) {
       why = "malformed list reply";

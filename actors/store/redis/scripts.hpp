@@ -37,12 +37,15 @@ struct script_lease {
   /// Time left until the deadline on Redis's clock, rounded up.
   int64_t remaining_ms = 0;
   uint64_t revision = 0;
+  /// The deadline on Redis's clock, in ms since the Unix epoch: the expiresAt every instance
+  /// reports for this lease.
+  int64_t deadline_ms = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, script_lease& x) {
   return f(caf::meta::type_name("fencelock::redis::script_lease"), x.status, x.name, x.owner,
-           x.token, x.ttl_ms, x.remaining_ms, x.revision);
+           x.token, x.ttl_ms, x.remaining_ms, x.revision, x.deadline_ms);
 }
 
 /// Decodes the reply of acquire, renew, release, expire or peek; on failure sets `why` (a Redis
