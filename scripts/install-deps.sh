@@ -17,9 +17,11 @@ packages=(
   catch2                             # Catch2 2.13: unit and integration tests
   libsqlite3-dev                     # SQLite: the embedded lease store
   prometheus-cpp-dev                 # Prometheus client, core library only: GET /metrics
-  libhiredis-dev                     # hiredis: the Redis client of the recipe tests
-  redis-server                       # a real Redis for the recipe tests, which start their own
-                                     # on a free port; none depends on the system service
+  libhiredis-dev                     # hiredis: the Redis store's reply parser (and the tests')
+  redis-server                       # a real Redis for the Redis store's tests, which start
+                                     # their own on a free port; none uses the system service
+  haproxy                            # the load balancer of the two-instance deployment test
+                                     # (tests start their own; the system service is not used)
   python3                            # helper scripts
   python3-websockets                 # an independent WebSocket client for the Python interop
                                      # test (tests/integration/python); system python3 only
