@@ -139,6 +139,16 @@ void event_hub::deliver(subscription& sub, const lock_event& ev) {
   sub.held_back.push_back(ev);
 }
 
+bool event_hub::subscribed_to(const std::string& name) const {
+  if (listeners_.load() == 0)
+    return false;
+  std::lock_guard<std::mutex> guard{mutex_};
+  for (const auto& [id, sub] : subscriptions_)
+    if (matches(sub.prefix, sub.exact, name))
+      return true;
+  return false;
+}
+
 void event_hub::publish(const lock_event& ev) {
   if (listeners_.load() == 0)
     return;

@@ -40,7 +40,9 @@ using lock_actor = caf::typed_actor<
   /// timer of this generation; 0 = always): waiters try again.
   caf::reacts_to<wake_atom, uint64_t>,
   /// From the registry: the service drains; answer every waiter shutting_down.
-  caf::reacts_to<drain_atom>>;
+  caf::reacts_to<drain_atom>,
+  /// From the registry (Redis store): watch lease (owner, token) until `expires_at_ms`.
+  caf::reacts_to<watch_atom, std::string, uint64_t, int64_t>>;
 
 /// Hands out fencing tokens, strictly increasing, never reused across restarts.
 using fence_issuer_actor = caf::typed_actor<caf::replies_to<next_token_atom>::with<uint64_t>>;

@@ -417,6 +417,11 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
     [=](retire_atom) { self->quit(); },
     // Only the Redis store's lock actors are woken; here every hand-off is local.
     [=](wake_atom, uint64_t) {},
+    // Only the Redis store's lock actors watch leases granted elsewhere.
+    [=](watch_atom, const std::string&, uint64_t, int64_t) {
+      idle_check check{self};
+      ++self->state.seen; // routed by the registry like a request
+    },
     [=](drain_atom) {
       idle_check check{self};
       answer_waiters();

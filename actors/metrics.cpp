@@ -120,7 +120,15 @@ void metrics::lease_started() {
 
 void metrics::lease_ended(lease_end_cause cause) {
   locks_held_.Decrement();
+  count_lease_end(cause);
+}
+
+void metrics::count_lease_end(lease_end_cause cause) {
   lease_ends_.Add({{"cause", std::string{to_string(cause)}}}).Increment();
+}
+
+void metrics::set_locks_held(int64_t n) {
+  locks_held_.Set(static_cast<double>(n));
 }
 
 void metrics::record_shed(std::string_view op) {

@@ -41,6 +41,13 @@ public:
   /// Counts a lock that went from held to free, for `cause`.
   void lease_ended(lease_end_cause cause);
 
+  /// Counts a lease that ended for `cause` without moving the held gauge (Redis store: this
+  /// instance ended it; the gauge follows the store's event channel instead).
+  void count_lease_end(lease_end_cause cause);
+
+  /// Sets the gauge of held locks (Redis store: as heard on the store's event channel).
+  void set_locks_held(int64_t n);
+
   /// Counts a call of `op` shed with 503 overloaded before it reached a lock. Thread-safe.
   void record_shed(std::string_view op);
 

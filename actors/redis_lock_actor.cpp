@@ -139,11 +139,8 @@ void try_first_waiter(self_ptr self) {
         s.waiters.pop_front();
         count_waiters(self, -1);
         watch(self, x, req.request_id);
-        if (auto* m = s.ctx.metrics.get()) {
+        if (auto* m = s.ctx.metrics.get())
           m->record_wait(std::chrono::steady_clock::now() - w.since);
-          if (x.status == "granted")
-            m->lease_started();
-        }
         w.promise.deliver(to_lease(self, x));
         try_first_waiter(self); // the next one learns who holds it now and when to try again
       },
@@ -171,7 +168,7 @@ void expire_if_ended(self_ptr self, uint64_t token) {
         unwatch(self, token);
         if (x.status == "ended") {
           if (auto* m = self->state.ctx.metrics.get())
-            m->lease_ended(lease_end_cause::expired);
+            m->count_lease_end(lease_end_cause::expired);
           try_first_waiter(self);
         }
         maybe_report_idle(self);
@@ -202,7 +199,7 @@ void end_lease(self_ptr self, release_request req, lease_end_cause cause,
         }
         unwatch(self, token);
         if (auto* m = self->state.ctx.metrics.get())
-          m->lease_ended(cause);
+          m->count_lease_end(cause);
         done(true);
         try_first_waiter(self); // ours first; other instances hear the event
         maybe_report_idle(self);
@@ -239,9 +236,6 @@ lock_actor::behavior_type redis_lock_actor_impl(self_ptr self, std::string name,
             --s2.in_flight;
             if (x.status != "held") {
               watch(self, x, x.status == "granted" ? req.request_id : 0);
-              if (x.status == "granted")
-                if (auto* m = s2.ctx.metrics.get())
-                  m->lease_started();
               rp.deliver(to_lease(self, x));
               return;
             }
@@ -416,6 +410,21 @@ lock_actor::behavior_type redis_lock_actor_impl(self_ptr self, std::string name,
       try_first_waiter(self);
     },
     [=](retire_atom) { self->quit(); },
+    [=](watch_atom, std::string& owner, uint64_t token, int64_t expires_at_ms) {
+      idle_check check{self};
+      auto& s = self->state;
+      ++s.seen;
+      if (s.watched && s.watched->token == token)
+        return; // watched already, with the deadline of our own answer
+      // Redis's wall clock against ours: a check that comes early finds the lease alive and
+      // waits for the rest; one that comes late reports the expiry that much later.
+      auto now_ms = s.ctx.clock.to_wall_ms(to_ns(self->clock().now()));
+      script_lease x;
+      x.owner = std::move(owner);
+      x.token = token;
+      x.remaining_ms = std::max<int64_t>(0, expires_at_ms - now_ms);
+      watch(self, x, 0);
+    },
     [=](drain_atom) {
       idle_check check{self};
       fail_waiters(self,

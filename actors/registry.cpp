@@ -182,6 +182,10 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx,
       if (auto i = locks.find(name); i != locks.end())
         self->send(i->second.handle, wake_atom_v, uint64_t{0});
     },
+    [=](watch_atom, std::string& name, std::string& owner, uint64_t token, int64_t expires_at_ms) {
+      auto& e = route(self, name);
+      self->send(e.handle, watch_atom_v, std::move(owner), token, expires_at_ms);
+    },
     [=](drain_atom) {
       for (auto& [n, e] : self->state.locks)
         self->send<caf::message_priority::high>(e.handle, drain_atom_v);

@@ -1,6 +1,7 @@
 #include "fencelock/service.hpp"
 
 #include <atomic>
+#include <unordered_map>
 
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/event_based_actor.hpp>
@@ -249,13 +250,28 @@ caf::error service::start_redis() {
   // every instance, and wakes the waiters of a lock that another instance freed. Both sinks run
   // on the store's I/O thread, after the actors below exist.
   auto events = d.events;
+  auto stats = d.stats;
   auto registry = std::make_shared<registry_actor>();
+  // Leases held in the store as heard on the channel (name -> token), for the held gauge; only
+  // the store's I/O thread touches it. Leases that began before this instance are not counted.
+  auto held = std::make_shared<std::unordered_map<std::string, uint64_t>>();
   d.redis = std::make_shared<redis_store>(
     std::move(settings),
-    [events, registry](const lock_event& ev) {
+    [events, stats, registry, held](const lock_event& ev) {
       events->publish(ev);
-      if (ev.ends_lease())
+      if (ev.ends_lease()) {
+        if (auto i = held->find(ev.name); i != held->end() && i->second == ev.token)
+          held->erase(i);
         caf::anon_send(*registry, wake_atom_v, ev.name);
+      } else {
+        if (ev.kind == lock_event_kind::acquired)
+          (*held)[ev.name] = ev.token;
+        // Subscribers here hear of this lease's expiry even when the instance that granted it
+        // is gone: this instance watches it too.
+        if (events->subscribed_to(ev.name))
+          caf::anon_send(*registry, watch_atom_v, ev.name, ev.owner, ev.token, ev.expires_at_ms);
+      }
+      stats->set_locks_held(static_cast<int64_t>(held->size()));
     },
     [registry] {
       // Events may have been missed while the subscription was down: every waiter looks again.

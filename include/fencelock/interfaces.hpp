@@ -32,6 +32,9 @@ using registry_actor = caf::typed_actor<
   /// instance try again.
   caf::reacts_to<wake_atom, std::string>,
   /// Internal: the service drains; every lock actor answers its waiters shutting_down.
-  caf::reacts_to<drain_atom>>;
+  caf::reacts_to<drain_atom>,
+  /// Internal (Redis store): lease (owner, token) of lock `name`, granted or renewed elsewhere
+  /// until `expires_at_ms` (wall clock), has subscribers here: report its expiry.
+  caf::reacts_to<watch_atom, std::string, std::string, uint64_t, int64_t>>;
 
 } // namespace fencelock

@@ -32,6 +32,8 @@ FENCELOCK_ATOM(retire, "flretire");
 FENCELOCK_ATOM(wake, "flwake");
 /// The service drains (shutdown): waiters are answered shutting_down, no new ones queue.
 FENCELOCK_ATOM(drain, "fldrain");
+/// Redis store: watch a lease another instance granted, to report its expiry here.
+FENCELOCK_ATOM(watch, "flwatch");
 
 // Internal: timers.
 FENCELOCK_ATOM(expire, "flexpire");

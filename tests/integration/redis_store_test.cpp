@@ -273,7 +273,7 @@ TEST_CASE("redis_outage_fails_closed_and_tokens_keep_rising_after_an_empty_resta
 }
 
 TEST_CASE("redis_with_appendfsync_always_keeps_leases_through_a_crash", "[integration][redis]") {
-  redis_server redis{require_redis_server(), {.aof = true}};
+  redis_server redis{require_redis_server(), {.aof = true, .password = ""}};
   instance a{redis};
   lock_client api{a.port()};
 
@@ -330,4 +330,64 @@ TEST_CASE("redis_scripts_are_loaded_again_after_a_script_flush", "[integration][
   // EVALSHA gets NOSCRIPT; the store sends the script itself, and Redis caches it again.
   require_lease(api.renew("flushed", "w1", first.token));
   CHECK(api.release("flushed", "w1", first.token).status == 200);
+}
+
+TEST_CASE("redis_passwords_work_and_never_reach_the_log", "[integration][redis]") {
+  const std::string secret = "s3cr3t-pw-4711";
+  redis_server redis{require_redis_server(), {.aof = false, .password = secret}};
+  instance a{redis};
+  lock_client api{a.port()};
+  auto held = require_lease(api.acquire("guarded", "w1", 60'000, 0));
+  CHECK(api.release("guarded", "w1", held.token).status == 200);
+  for (auto& line : a.server.lines()) {
+    INFO(line);
+    CHECK(line.find(secret) == std::string::npos);
+  }
+
+  // A wrong password: the service starts, fails closed, and says why without the password.
+  temp_dir dir;
+  auto wrong = "redis://:not-the-" + secret + "@127.0.0.1:" + std::to_string(redis.port()) + "/0";
+  child_process bad{server_binary(),
+                    {"serve", "--port", "0", "--data-dir", dir.str(), "--store", wrong}};
+  auto listening = bad.wait_for_line(
+    [](std::string_view l) { return parse_listening_port(l).has_value(); }, 30s);
+  INFO(bad.diagnostics());
+  REQUIRE(listening);
+  auto port = *parse_listening_port(*listening);
+  auto refused = bad.wait_for_line(
+    [](std::string_view l) { return l.find("redis_unreachable") != std::string_view::npos; }, 30s);
+  REQUIRE(refused);
+  CHECK(refused->find("AUTH") != std::string::npos);
+  CHECK(readyz(port) == 503);
+  lock_client bad_api{port};
+  CHECK(bad_api.acquire("guarded", "w1", 60'000, 0).error() == "store_unavailable");
+  for (auto& line : bad.lines()) {
+    INFO(line);
+    CHECK(line.find(secret) == std::string::npos);
+  }
+}
+
+TEST_CASE("redis_subscribers_hear_an_expiry_after_the_granting_instance_died",
+          "[integration][redis][websocket]") {
+  redis_server redis{require_redis_server()};
+  instance a{redis};
+  instance b{redis};
+  ws_client watcher{b.port()};
+  REQUIRE(watcher.send({{"id", "s"}, {"op", "subscribe"}, {"lock", "orphan"}}));
+  REQUIRE(watcher.answer_to(json::value("s"), 30s));
+
+  lock_client api_a{a.port()};
+  auto held = require_lease(api_a.acquire("orphan", "w1", 1'000, 0));
+  a.server.sigkill(); // the instance that granted, and would have reported the expiry, is gone
+
+  auto expired = watcher.receive_until(
+    [&](const json::object& f) {
+      return type_of(f) == "lock_event" && f.at("event") == "expired"
+             && json::value_to<uint64_t>(f.at("token")) == held.token;
+    },
+    30s);
+  REQUIRE(expired);
+  CHECK(expired->at("cause") == "expired");
+  lock_client api_b{b.port()};
+  CHECK_FALSE(api_b.status_of("orphan").held);
 }

@@ -132,6 +132,10 @@ bool redis_server::launch(std::string& why) {
                                 "--dir",         dir_.str(),
                                 "--appendonly",  opts_.aof ? "yes" : "no",
                                 "--appendfsync", "always"};
+  if (!opts_.password.empty()) {
+    args.push_back("--requirepass");
+    args.push_back(opts_.password);
+  }
   proc_ = std::make_unique<child_process>(binary_, std::move(args));
   bool up = eventually(
     [&] {
@@ -139,6 +143,8 @@ bool redis_server::launch(std::string& why) {
         return true; // exited (lost the port to someone else, say): stop waiting
       try {
         redis_connection conn{port_};
+        if (!opts_.password.empty())
+          conn.call({"AUTH", opts_.password});
         auto r = conn.call({"PING"});
         return r->type == REDIS_REPLY_STATUS && std::string_view{r->str, r->len} == "PONG";
       } catch (const std::exception& e) {

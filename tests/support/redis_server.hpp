@@ -68,6 +68,8 @@ public:
     /// Append-only file with appendfsync always (what docs/redis.md asks for), in the temp dir;
     /// off means no persistence at all: a restart comes back empty.
     bool aof = false;
+    /// requirepass (empty: none).
+    std::string password;
   };
 
   /// Starts `binary` on a free loopback port and waits until it answers PING; throws
@@ -83,7 +85,8 @@ public:
 
   /// Returns the store URL of this server for fencelock's --store.
   std::string url() const {
-    return "redis://127.0.0.1:" + std::to_string(port_) + "/0";
+    auto creds = opts_.password.empty() ? std::string{} : ":" + opts_.password + "@";
+    return "redis://" + creds + "127.0.0.1:" + std::to_string(port_) + "/0";
   }
 
   /// Kills the server with SIGKILL (no shutdown, no final fsync) and reaps it.

@@ -163,12 +163,20 @@ void redis_store::run(redis::script_id id, std::vector<std::string> keys,
   cmd.insert(cmd.end(), args.begin(), args.end());
   auto conn = commands_;
   commands_->send(cmd, [conn, id, cmd, done = std::move(done)](redis::outcome o) mutable {
-    if (o && o.reply->is_error() && o.reply->str.rfind("NOSCRIPT", 0) == 0) {
-      // Redis lost its script cache: EVAL sends the text (and caches it again).
-      cmd[0] = "EVAL";
-      cmd[1] = redis::script_for(id).body;
-      conn->send(std::move(cmd), std::move(done));
-      return;
+    if (o && o.reply->is_error()) {
+      auto& err = o.reply->str;
+      if (err.rfind("NOSCRIPT", 0) == 0) {
+        // Redis lost its script cache: EVAL sends the text (and caches it again).
+        cmd[0] = "EVAL";
+        cmd[1] = redis::script_for(id).body;
+        conn->send(std::move(cmd), std::move(done));
+        return;
+      }
+      if (err.rfind("READONLY", 0) == 0 || err.rfind("MASTERDOWN", 0) == 0) {
+        // A replica answers (after a failover behind the same name, say): connect again, which
+        // resolves the host again, rather than failing every write on this connection.
+        conn->reset("the server is a read-only replica");
+      }
     }
     done(std::move(o));
   });
