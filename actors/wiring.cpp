@@ -80,7 +80,7 @@ service_actors spawn_redis_service_actors(caf::actor_system& sys,
                                           std::shared_ptr<std::atomic<int64_t>> waiting,
                                           std::shared_ptr<std::atomic<bool>> draining) {
   service_actors result;
-  result.redis = sys.spawn(redis_store_actor_impl, std::move(store));
+  result.redis = sys.spawn(redis_store_actor_impl, std::move(store), stats);
   // Redis judges every deadline on its own clock, so a stall of this process cannot end a lease
   // early here: the watchdog only times this instance's checks.
   result.watchdog = sys.spawn(watchdog_impl, std::shared_ptr<stall_window>{},

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -37,44 +38,32 @@ std::string find_haproxy() {
   throw std::runtime_error("haproxy not found: run scripts/install-deps.sh");
 }
 
-/// haproxy in the foreground with the configuration of docs/deployment.md, on a free port.
+/// Returns `text` with `from` replaced by `to`; fails the test when `from` is not in it (the
+/// shipped configuration and this test must stay in step).
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  auto at = text.find(from);
+  INFO("config/haproxy.cfg no longer holds " << from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+/// haproxy in the foreground with the shipped configuration (config/haproxy.cfg), its ports
+/// replaced by free ones and the two instances'.
 struct load_balancer {
   temp_dir dir{"fencelock-haproxy-"};
   uint16_t port = pick_free_port();
   std::unique_ptr<child_process> proc;
 
   load_balancer(uint16_t a, uint16_t b) {
+    std::ifstream in{std::string{FENCELOCK_SOURCE_DIR} + "/config/haproxy.cfg"};
+    REQUIRE(in);
+    std::string text{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+    text = replaced(text, "bind 127.0.0.1:8080", "bind 127.0.0.1:" + std::to_string(port));
+    text = replaced(text, "server a 127.0.0.1:7071", "server a 127.0.0.1:" + std::to_string(a));
+    text = replaced(text, "server b 127.0.0.1:7072", "server b 127.0.0.1:" + std::to_string(b));
     auto cfg = dir.str() + "/haproxy.cfg";
     std::ofstream out{cfg};
-    out << "global\n"
-           "  maxconn 4096\n"
-           "defaults\n"
-           "  mode http\n"
-           "  timeout connect 2s\n"
-           "  timeout client 60s\n"
-           "  timeout server 60s\n"
-           "  timeout tunnel 1h\n"
-           // A new server connection per request: a request never meets a connection that a
-           // draining instance is closing; a refused connect is retried on the other server.
-           "  option http-server-close\n"
-           "  retries 3\n"
-           "  option redispatch\n"
-           "frontend fencelock\n"
-           "  bind 127.0.0.1:"
-        << port
-        << "\n"
-           "  default_backend instances\n"
-           "backend instances\n"
-           "  balance roundrobin\n"
-           "  option httpchk\n"
-           "  http-check send meth GET uri /readyz\n"
-           "  http-check expect status 200\n"
-           "  default-server inter 200ms fall 1 rise 2\n"
-           "  server a 127.0.0.1:"
-        << a
-        << " check\n"
-           "  server b 127.0.0.1:"
-        << b << " check\n";
+    out << text;
     out.close();
     proc = std::make_unique<child_process>(find_haproxy(), std::vector<std::string>{"-db", "-f", cfg});
     bool up = eventually(

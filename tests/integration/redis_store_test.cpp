@@ -17,6 +17,7 @@
 #include "integration/checks.hpp"
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
+#include "support/prom_text.hpp"
 #include "support/redis_server.hpp"
 #include "support/server_process.hpp"
 #include "support/temp_dir.hpp"
@@ -390,4 +391,36 @@ TEST_CASE("redis_subscribers_hear_an_expiry_after_the_granting_instance_died",
   CHECK(expired->at("cause") == "expired");
   lock_client api_b{b.port()};
   CHECK_FALSE(api_b.status_of("orphan").held);
+}
+
+TEST_CASE("redis_metrics_show_the_store_wide_held_count_and_script_round_trips",
+          "[integration][redis]") {
+  redis_server redis{require_redis_server()};
+  instance a{redis};
+  instance b{redis};
+  lock_client api_a{a.port()};
+  auto scrape = [](uint16_t port) { return http_client{port}.get("/metrics").body; };
+
+  auto one = require_lease(api_a.acquire("m:1", "w1", 60'000, 0));
+  auto two = require_lease(api_a.acquire("m:2", "w1", 60'000, 0));
+  // Both instances hear both grants on the store's channel, whichever made them.
+  for (auto port : {a.port(), b.port()}) {
+    INFO("instance on port " << port);
+    CHECK(eventually([&] { return sample(scrape(port), "fencelock_locks_held") == 2.0; }, 10s));
+  }
+  // Ended through B: B counts the end, both gauges go down.
+  lock_client api_b{b.port()};
+  CHECK(api_b.release("m:1", "w1", one.token).status == 200);
+  for (auto port : {a.port(), b.port()}) {
+    INFO("instance on port " << port);
+    CHECK(eventually([&] { return sample(scrape(port), "fencelock_locks_held") == 1.0; }, 10s));
+  }
+  auto text_a = scrape(a.port());
+  auto text_b = scrape(b.port());
+  CHECK(sample(text_b, R"(fencelock_lease_ends_total{cause="released"})") == 1.0);
+  CHECK(sample(text_a, R"(fencelock_lease_ends_total{cause="released"})") == 0.0);
+  // Two acquire scripts on A, one release script on B.
+  CHECK(sample(text_a, "fencelock_store_write_seconds_count") == 2.0);
+  CHECK(sample(text_b, "fencelock_store_write_seconds_count") == 1.0);
+  CHECK(api_a.release("m:2", "w1", two.token).status == 200);
 }

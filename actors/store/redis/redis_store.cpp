@@ -9,6 +9,7 @@
 #include <boost/uuid/detail/sha1.hpp>
 #include <caf/send.hpp>
 
+#include "actors/metrics.hpp"
 #include "fencelock/errc.hpp"
 
 namespace fencelock {
@@ -234,6 +235,7 @@ caf::result<redis::script_lease> call_one(self_ptr self, redis::script_id id,
   auto call_id = start_call(self, id, std::move(keys), std::move(args));
   auto& c = self->state.calls[call_id];
   c.script = id;
+  c.sent = std::chrono::steady_clock::now();
   c.one = self->make_response_promise<redis::script_lease>();
   return c.one;
 }
@@ -241,8 +243,10 @@ caf::result<redis::script_lease> call_one(self_ptr self, redis::script_id id,
 } // namespace
 
 redis_store_actor::behavior_type redis_store_actor_impl(self_ptr self,
-                                                        std::shared_ptr<redis_store> store) {
+                                                        std::shared_ptr<redis_store> store,
+                                                        std::shared_ptr<fencelock::metrics> stats) {
   self->state.store = std::move(store);
+  self->state.metrics = std::move(stats);
   return {
     [=](acquire_atom, const acquire_request& req) {
       auto& s = *self->state.store;
@@ -289,6 +293,9 @@ redis_store_actor::behavior_type redis_store_actor_impl(self_ptr self,
         return;
       auto c = std::move(i->second);
       st.calls.erase(i);
+      bool writes = c.script != redis::script_id::peek && c.script != redis::script_id::list;
+      if (writes && st.metrics)
+        st.metrics->record_store_write(std::chrono::steady_clock::now() - c.sent);
       if (!r.result) {
         if (c.script == redis::script_id::list)
           c.many.deliver(store_failure(r.result.failure));

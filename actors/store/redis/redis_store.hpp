@@ -34,6 +34,8 @@
 
 namespace fencelock {
 
+class metrics;
+
 /// How to reach the Redis store and name its keys.
 struct redis_settings {
   redis::endpoint where;
@@ -105,12 +107,15 @@ struct redis_store_actor_state {
   redis_store_actor_state() = default;
 
   std::shared_ptr<redis_store> store;
+  /// Records the round trip of each lease write (null = not recorded).
+  std::shared_ptr<fencelock::metrics> metrics;
   uint64_t next_call = 1;
   /// The highest token this instance has seen: new tokens start above it even if Redis lost
   /// its counter while this process ran.
   uint64_t seen_token = 0;
   struct call {
     redis::script_id script;
+    std::chrono::steady_clock::time_point sent;
     caf::typed_response_promise<redis::script_lease> one;
     caf::typed_response_promise<std::vector<redis::script_lease>> many;
   };
@@ -120,6 +125,7 @@ struct redis_store_actor_state {
 
 redis_store_actor::behavior_type
 redis_store_actor_impl(redis_store_actor::stateful_pointer<redis_store_actor_state> self,
-                       std::shared_ptr<redis_store> store);
+                       std::shared_ptr<redis_store> store,
+                       std::shared_ptr<fencelock::metrics> stats);
 
 } // namespace fencelock
