@@ -36,6 +36,8 @@ struct lock_context {
   /// Waiting acquires over all locks, shared by every lock actor (null = not bounded).
   std::shared_ptr<std::atomic<int64_t>> waiting;
   uint32_t max_waiters_total = 100'000;
+  /// Lock actors the registry keeps at once before it refuses to spawn another.
+  uint32_t max_locks = 100'000;
   /// The watchdog's record of process stalls, whose grace puts off judging leases (null = none).
   std::shared_ptr<stall_window> stall;
   /// Set when the service drains for shutdown: acquires no longer queue (null = never).

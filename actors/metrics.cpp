@@ -149,6 +149,11 @@ void metrics::record_wait(std::chrono::steady_clock::duration waited) {
 
 void metrics::record_store_write(std::chrono::steady_clock::duration elapsed) {
   store_writes_.Observe(std::chrono::duration<double>(elapsed).count());
+  store_latency_.add(elapsed, std::chrono::steady_clock::now());
+}
+
+double metrics::store_write_average_ms() const {
+  return store_latency_.average_ms(std::chrono::steady_clock::now(), std::chrono::seconds{5});
 }
 
 void metrics::stall_detected() {

@@ -17,6 +17,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "actors/latency_watch.hpp"
 #include "fencelock/events.hpp" // lease_end_cause: the `cause` label of lease ends
 
 namespace fencelock {
@@ -61,6 +62,10 @@ public:
   /// Records one lease write's round trip to the store (queueing and group commit included).
   void record_store_write(std::chrono::steady_clock::duration elapsed);
 
+  /// Returns the running average of the store's write round trips in ms (0 when no write
+  /// finished for 5 s): the signal that sheds new acquires while the store is slow.
+  double store_write_average_ms() const;
+
   /// Counts a stall of the process noticed by the watchdog (actors/stall.hpp).
   void stall_detected();
 
@@ -77,6 +82,7 @@ public:
   std::string scrape() const;
 
 private:
+  latency_watch store_latency_;
   prometheus::Registry registry_;
   prometheus::Family<prometheus::Counter>& operations_;
   prometheus::Family<prometheus::Histogram>& durations_;

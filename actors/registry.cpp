@@ -11,17 +11,29 @@ namespace {
 
 using self_ptr = registry_actor::stateful_pointer<registry_state>;
 
-registry_state::entry& route(self_ptr self, const std::string& name) {
+registry_state::entry& spawn_lock(self_ptr self, const std::string& name) {
+  auto& st = self->state;
+  auto handle = st.ctx.redis ? self->spawn(redis_lock_actor_impl, name, st.ctx)
+                             : self->spawn(lock_actor_impl, name, st.ctx);
+  self->monitor(handle);
+  return st.locks.emplace(name, registry_state::entry{std::move(handle), 0}).first->second;
+}
+
+// Returns the actor of `name`, spawning it on first use unless max-locks actors exist already
+// (then null): a flood of new names cannot grow memory without bound.
+registry_state::entry* route(self_ptr self, const std::string& name) {
   auto& st = self->state;
   auto i = st.locks.find(name);
-  if (i == st.locks.end()) {
-    auto handle = st.ctx.redis ? self->spawn(redis_lock_actor_impl, name, st.ctx)
-                               : self->spawn(lock_actor_impl, name, st.ctx);
-    self->monitor(handle);
-    i = st.locks.emplace(name, registry_state::entry{std::move(handle), 0}).first;
-  }
-  ++i->second.routed;
-  return i->second;
+  if (i == st.locks.end() && st.locks.size() >= st.ctx.max_locks)
+    return nullptr;
+  auto& e = i != st.locks.end() ? i->second : spawn_lock(self, name);
+  ++e.routed;
+  return &e;
+}
+
+caf::error too_many_locks(const lock_context& ctx) {
+  return caf::make_error(errc::overloaded, "overloaded: " + std::to_string(ctx.max_locks)
+                                             + " locks are in use (max-locks)");
 }
 
 // Renew and release need a current lease, and with the embedded store a held lock always has a
@@ -29,11 +41,16 @@ registry_state::entry& route(self_ptr self, const std::string& name) {
 // With the Redis store the lease may have been granted by another instance: spawn.
 registry_state::entry* route_existing(self_ptr self, const std::string& name) {
   auto& st = self->state;
-  if (st.ctx.redis)
-    return &route(self, name);
   auto i = st.locks.find(name);
-  if (i == st.locks.end())
-    return nullptr;
+  if (i == st.locks.end()) {
+    if (!st.ctx.redis)
+      return nullptr;
+    // Held leases are bounded by the acquires that max-locks let through: a renewal, release
+    // or check never counts against it.
+    auto& e = spawn_lock(self, name);
+    ++e.routed;
+    return &e;
+  }
   ++i->second.routed;
   return &i->second;
 }
@@ -82,10 +99,8 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx,
   auto& st = self->state;
   st.ctx = std::move(ctx);
   st.ctx.registry = caf::actor_cast<registry_actor>(self);
-  for (auto& name : held) {
-    auto& e = route(self, name);
-    --e.routed; // spawned, not a routed message
-  }
+  for (auto& name : held)
+    spawn_lock(self, name); // held locks always have an actor, max-locks or not
   // A lock actor that dies (its record could not be loaded) is forgotten; the next request for
   // its name spawns a fresh one.
   self->set_down_handler([=](caf::down_msg& dm) {
@@ -106,9 +121,11 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx,
     self->quit(msg.reason);
   });
   return {
-    [=](acquire_atom, acquire_request& req) {
-      auto& e = route(self, req.name);
-      return self->delegate(e.handle, acquire_atom_v, std::move(req));
+    [=](acquire_atom, acquire_request& req) -> caf::result<lease> {
+      auto* e = route(self, req.name);
+      if (!e)
+        return too_many_locks(self->state.ctx);
+      return self->delegate(e->handle, acquire_atom_v, std::move(req));
     },
     [=](renew_atom, renew_request& req) -> caf::result<lease> {
       auto* e = route_existing(self, req.name);
@@ -122,9 +139,11 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx,
         return lease_lost_error();
       return self->delegate(e->handle, release_atom_v, std::move(req));
     },
-    [=](status_atom, std::string& name) {
-      auto& e = route(self, name);
-      return self->delegate(e.handle, status_atom_v, std::move(name));
+    [=](status_atom, std::string& name) -> caf::result<lock_status> {
+      auto* e = route(self, name);
+      if (!e)
+        return too_many_locks(self->state.ctx);
+      return self->delegate(e->handle, status_atom_v, std::move(name));
     },
     [=](list_atom, list_request& req) -> caf::result<lock_list> {
       auto rp = self->make_response_promise<lock_list>();
@@ -183,8 +202,8 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx,
         self->send(i->second.handle, wake_atom_v, uint64_t{0});
     },
     [=](watch_atom, std::string& name, std::string& owner, uint64_t token, int64_t expires_at_ms) {
-      auto& e = route(self, name);
-      self->send(e.handle, watch_atom_v, std::move(owner), token, expires_at_ms);
+      if (auto* e = route(self, name))
+        self->send(e->handle, watch_atom_v, std::move(owner), token, expires_at_ms);
     },
     [=](drain_atom) {
       for (auto& [n, e] : self->state.locks)

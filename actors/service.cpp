@@ -155,10 +155,18 @@ struct service::impl {
                              "overloaded: " + std::to_string(now)
                                + " requests in progress; new acquires are shed first, renewals "
                                  "and releases last");
+    if (cls != admission::acquire)
+      return caf::none;
     auto lag_ms = io_lag_us.load() / 1000;
-    if (cls == admission::acquire && cfg.shed_io_lag_ms > 0 && lag_ms >= cfg.shed_io_lag_ms)
+    if (cfg.shed_io_lag_ms > 0 && lag_ms >= cfg.shed_io_lag_ms)
       return caf::make_error(errc::overloaded, "overloaded: the network loop lags "
                                                  + std::to_string(lag_ms) + " ms");
+    auto store_ms = stats->store_write_average_ms();
+    if (cfg.shed_store_latency_ms > 0 && store_ms >= cfg.shed_store_latency_ms)
+      return caf::make_error(errc::overloaded,
+                             "overloaded: lease store writes take "
+                               + std::to_string(static_cast<int64_t>(store_ms))
+                               + " ms on average; new acquires are shed until they are faster");
     return caf::none;
   }
 

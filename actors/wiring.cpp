@@ -69,6 +69,7 @@ caf::expected<service_actors> spawn_service_actors(caf::actor_system& sys,
   ctx.stall = std::move(stall);
   ctx.draining = std::move(draining);
   ctx.max_waiters_total = cfg.max_waiters_total;
+  ctx.max_locks = cfg.max_locks;
   result.registry = sys.spawn(registry_impl, std::move(ctx), std::move(*held));
   return result;
 }
@@ -96,6 +97,7 @@ service_actors spawn_redis_service_actors(caf::actor_system& sys,
   ctx.events = std::move(events);
   ctx.waiting = std::move(waiting);
   ctx.max_waiters_total = cfg.max_waiters_total;
+  ctx.max_locks = cfg.max_locks;
   ctx.draining = std::move(draining);
   result.registry = sys.spawn(registry_impl, std::move(ctx), std::vector<std::string>{});
   return result;

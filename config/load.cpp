@@ -200,6 +200,14 @@ const setting settings[] = {
   {.key = "shed-io-lag-ms", .field = &config::shed_io_lag_ms, .min = 0, .max = 600'000,
    .help = "Lag of the network I/O loop from which new acquires are shed too; 0 means lag never "
            "sheds."},
+  {.key = "shed-store-latency-ms", .field = &config::shed_store_latency_ms, .min = 0,
+   .max = 600'000,
+   .help = "Average round trip of the store's lease writes from which new acquires are shed "
+           "too (renewals still go through); 0 means store latency never sheds."},
+  {.key = "max-locks", .field = &config::max_locks, .min = 1, .max = 100'000'000,
+   .help = "Locks held or in use at once (one actor each); a request that needs one more gets "
+           "503 overloaded. Bounds memory under a flood of new lock names (about 4 KiB per held "
+           "lock)."},
   {.key = "stall-threshold-ms", .field = &config::stall_threshold_ms, .min = 0, .max = 600'000,
    .help = "How late the watchdog's heartbeat must be to count as a stall of the process; 0 "
            "turns stall detection off."},

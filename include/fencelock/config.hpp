@@ -79,6 +79,11 @@ struct config {
   uint32_t max_waiters_total = 100'000;
   /// Lag of the network I/O loop from which new acquires are shed too (0 = lag never sheds).
   uint32_t shed_io_lag_ms = 500;
+  /// Average store write round trip from which new acquires are shed too (0 = never).
+  uint32_t shed_store_latency_ms = 1'000;
+  /// Lock actors (held locks plus locks with requests in progress) beyond which requests that
+  /// need a new one get 503 overloaded: the memory bound on locks.
+  uint32_t max_locks = 100'000;
   /// How late the watchdog's heartbeat must be to count as a stall of the process (0 = stalls
   /// are not watched).
   uint32_t stall_threshold_ms = 2'000;

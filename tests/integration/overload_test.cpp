@@ -14,6 +14,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "support/http_client.hpp"
+#include "support/lock_api.hpp"
 #include "support/poll.hpp"
 #include "support/server_process.hpp"
 #include "support/temp_dir.hpp"
@@ -290,4 +291,32 @@ TEST_CASE("a connection over its request rate gets 429 and others are not affect
     }
   }
   CHECK(ws_limited > 0);
+}
+
+TEST_CASE("locks_beyond_max_locks_are_refused_503_and_held_ones_keep_working",
+          "[integration][overload]") {
+  temp_dir dir;
+  server_process server{dir.str(), {"--max-locks", "3"}};
+  lock_client api{server.port()};
+  std::vector<uint64_t> tokens;
+  for (int i = 0; i < 3; ++i) {
+    auto res = api.acquire("cap:" + std::to_string(i), "w", 60'000, 0);
+    INFO(res.describe());
+    REQUIRE(res.status == 200);
+    tokens.push_back(lease_view::from(res)->token);
+  }
+  // A fourth lock, or even the status of one, would need a fourth actor.
+  for (auto res : {api.acquire("cap:3", "w", 60'000, 0), api.status("cap:other")}) {
+    INFO(res.describe());
+    CHECK(res.status == 503);
+    CHECK(res.error() == "overloaded");
+    CHECK(res.has_header("retry-after"));
+  }
+  // The held locks are served as usual: status, renew, re-acquire by the holder.
+  CHECK(api.status_of("cap:0").held);
+  CHECK(api.renew("cap:1", "w", tokens[1]).status == 200);
+  CHECK(api.acquire("cap:2", "w", 60'000, 0).status == 200);
+  // A released lock's actor retires, and its slot serves a new name.
+  CHECK(api.release("cap:0", "w", tokens[0]).status == 200);
+  CHECK(eventually([&] { return api.acquire("cap:3", "w", 60'000, 0).status == 200; }, 10s));
 }

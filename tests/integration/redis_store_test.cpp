@@ -424,3 +424,51 @@ TEST_CASE("redis_metrics_show_the_store_wide_held_count_and_script_round_trips",
   CHECK(sample(text_b, "fencelock_store_write_seconds_count") == 1.0);
   CHECK(api_a.release("m:2", "w1", two.token).status == 200);
 }
+
+TEST_CASE("redis_that_turns_slow_sheds_new_acquires_while_renewals_go_through",
+          "[integration][redis][overload]") {
+  redis_server redis{require_redis_server()};
+  instance a{redis, {"--shed-store-latency-ms", "300", "--redis-timeout-ms", "10000"}};
+  lock_client api{a.port()};
+  auto held = require_lease(api.acquire("slow", "w1", 60'000, 0));
+  std::vector<uint64_t> others;
+  for (int i = 0; i < 6; ++i)
+    others.push_back(require_lease(api.acquire("slow:" + std::to_string(i), "w1", 60'000, 0)).token);
+
+  // Redis stands still for a second while six renewals wait for it: six writes of ~1 s, a
+  // store that is slow, not one slow write among fast ones (the average weighs each by 1/5).
+  REQUIRE(redis.process().stop());
+  std::vector<http_result> renewals(others.size());
+  {
+    std::vector<std::jthread> renewers;
+    for (size_t i = 0; i < others.size(); ++i)
+      renewers.emplace_back([&, i] {
+        lock_client c{a.port()};
+        renewals[i] = c.http().try_request(
+          "POST", "/v1/locks/slow:" + std::to_string(i) + "/renew",
+          std::string{R"({"owner":"w1","token":)"} + std::to_string(others[i]) + "}");
+      });
+    std::this_thread::sleep_for(1s);
+    redis.process().resume();
+  }
+  for (auto& renewal : renewals) {
+    INFO((renewal ? renewal.response.describe() : renewal.what));
+    REQUIRE(renewal);
+    CHECK(renewal.response.status == 200);
+  }
+
+  // The slow store sheds new acquires and says so on /readyz; renewals are still served.
+  auto shed = api.acquire("slow-2", "w2", 60'000, 0);
+  INFO(shed.describe());
+  CHECK(shed.status == 503);
+  CHECK(shed.error() == "overloaded");
+  CHECK(readyz(a.port()) == 503);
+  // Fast renewals bring the average down; new acquires are taken again.
+  CHECK(eventually(
+    [&] {
+      require_lease(api.renew("slow", "w1", held.token));
+      return readyz(a.port()) == 200;
+    },
+    10s));
+  require_lease(api.acquire("slow-2", "w2", 60'000, 0));
+}

@@ -73,6 +73,8 @@ void require_same(const config& x, const config& y) {
   CHECK(x.header_timeout_ms == y.header_timeout_ms);
   CHECK(x.body_timeout_ms == y.body_timeout_ms);
   CHECK(x.drain_timeout_ms == y.drain_timeout_ms);
+  CHECK(x.shed_store_latency_ms == y.shed_store_latency_ms);
+  CHECK(x.max_locks == y.max_locks);
   CHECK(x.data_dir == y.data_dir);
   CHECK(x.store == y.store);
   CHECK(x.redis_key_prefix == y.redis_key_prefix);
@@ -106,7 +108,7 @@ TEST_CASE("the shipped fencelock.conf sets every key", "[config]") {
   REQUIRE(help);
   for (const std::string key :
        {"host", "port", "io-threads", "body-limit", "header-timeout-ms", "body-timeout-ms",
-        "drain-timeout-ms", "data-dir", "store", "redis-key-prefix", "redis-timeout-ms", "fence-block", "ttl-min-ms", "ttl-max-ms", "wait-max-ms",
+        "drain-timeout-ms", "shed-store-latency-ms", "max-locks", "data-dir", "store", "redis-key-prefix", "redis-timeout-ms", "fence-block", "ttl-min-ms", "ttl-max-ms", "wait-max-ms",
         "max-waiters-per-lock", "list-limit-max", "actor-threads", "log-level"}) {
     INFO(key);
     CHECK(std::any_of(lines.begin(), lines.end(),
