@@ -68,6 +68,15 @@ bool room_for_waiter(self_ptr self) {
   return !ctx.waiting || ctx.waiting->load() < static_cast<int64_t>(ctx.max_waiters_total);
 }
 
+// Counts a request the registry routed here, and how deep the mailbox was behind it: the queue
+// a lock's requests wait in (fencelock_lock_mailbox_depth).
+void took_request(self_ptr self) {
+  auto& st = self->state;
+  ++st.seen;
+  if (auto* m = st.ctx.metrics.get())
+    m->record_mailbox_depth(self->mailbox().size());
+}
+
 void maybe_report_idle(self_ptr self) {
   auto& st = self->state;
   if (st.in_flight > 0 || !st.lock.idle() || st.idle_reported == st.seen)
@@ -310,7 +319,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
     [=](acquire_atom, acquire_request& req) -> caf::result<lease> {
       idle_check check{self};
       auto& s = self->state;
-      ++s.seen;
+      took_request(self);
       auto now = judged_now(self);
       switch (s.lock.decide(req, now, s.ctx.max_waiters)) {
         case acquire_decision::grant: {
@@ -353,7 +362,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
     [=](renew_atom, renew_request& req) -> caf::result<lease> {
       idle_check check{self};
       auto& s = self->state;
-      ++s.seen;
+      took_request(self);
       if (!s.lock.is_current(req.owner, req.token, judged_now(self)))
         return lease_lost_error();
       auto rp = self->make_response_promise<lease>();
@@ -363,7 +372,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
     [=](release_atom, release_request& req) -> caf::result<bool> {
       idle_check check{self};
       auto& s = self->state;
-      ++s.seen;
+      took_request(self);
       if (!s.lock.is_current(req.owner, req.token, judged_now(self)))
         return lease_lost_error();
       auto rp = self->make_response_promise<bool>();
@@ -379,13 +388,13 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
     [=](status_atom, const std::string&) -> lock_status {
       idle_check check{self};
       auto& s = self->state;
-      ++s.seen;
+      took_request(self);
       return s.lock.status(judged_now(self), s.ctx.clock);
     },
     [=](check_atom, const check_request& req) -> check_result {
       idle_check check{self};
       auto& s = self->state;
-      ++s.seen;
+      took_request(self);
       return s.lock.check(req.token, judged_now(self), s.ctx.clock);
     },
     [=](cancel_atom, const std::string&, uint64_t request_id) {

@@ -87,6 +87,13 @@ metrics::metrics()
                           "included), in seconds")
                     .Register(registry_)
                     .Add({}, duration_buckets())),
+    mailbox_depth_(prometheus::BuildHistogram()
+                     .Name("fencelock_lock_mailbox_depth")
+                     .Help("Messages waiting in a lock actor's mailbox when it took up a client "
+                           "request")
+                     .Register(registry_)
+                     .Add({}, prometheus::Histogram::BucketBoundaries{0, 1, 2, 4, 8, 16, 32, 64,
+                                                                      128, 256, 512, 1024})),
     stalls_(prometheus::BuildCounter()
               .Name("fencelock_stalls_total")
               .Help("Stalls of the process noticed by the watchdog (each opens a grace window)")
@@ -154,6 +161,10 @@ void metrics::record_store_write(std::chrono::steady_clock::duration elapsed) {
 
 double metrics::store_write_average_ms() const {
   return store_latency_.average_ms(std::chrono::steady_clock::now(), std::chrono::seconds{5});
+}
+
+void metrics::record_mailbox_depth(std::size_t depth) {
+  mailbox_depth_.Observe(static_cast<double>(depth));
 }
 
 void metrics::stall_detected() {

@@ -59,6 +59,9 @@ public:
   /// Records how long an acquire waited in a lock's queue before it was granted.
   void record_wait(std::chrono::steady_clock::duration waited);
 
+  /// Records how many messages waited in a lock actor's mailbox when it took up a request.
+  void record_mailbox_depth(std::size_t depth);
+
   /// Records one lease write's round trip to the store (queueing and group commit included).
   void record_store_write(std::chrono::steady_clock::duration elapsed);
 
@@ -97,6 +100,7 @@ private:
   prometheus::Gauge& io_lag_;
   prometheus::Histogram& wait_;
   prometheus::Histogram& store_writes_;
+  prometheus::Histogram& mailbox_depth_;
   prometheus::Counter& stalls_;
   prometheus::Counter& deferred_expiries_;
 };

@@ -51,6 +51,14 @@ bool room_for_waiter(self_ptr self) {
   return !ctx.waiting || ctx.waiting->load() < static_cast<int64_t>(ctx.max_waiters_total);
 }
 
+// Counts a request the registry routed here, and how deep the mailbox was behind it.
+void took_request(self_ptr self) {
+  auto& st = self->state;
+  ++st.seen;
+  if (auto* m = st.ctx.metrics.get())
+    m->record_mailbox_depth(self->mailbox().size());
+}
+
 void maybe_report_idle(self_ptr self) {
   auto& st = self->state;
   if (st.in_flight > 0 || st.watched || !st.waiters.empty() || st.idle_reported == st.seen)
@@ -226,7 +234,7 @@ lock_actor::behavior_type redis_lock_actor_impl(self_ptr self, std::string name,
     [=](acquire_atom, acquire_request& req) -> caf::result<lease> {
       idle_check check{self};
       auto& s = self->state;
-      ++s.seen;
+      took_request(self);
       auto rp = self->make_response_promise<lease>();
       ++s.in_flight;
       self->request(s.ctx.redis, s.ctx.store_timeout, acquire_atom_v, req)
@@ -275,7 +283,7 @@ lock_actor::behavior_type redis_lock_actor_impl(self_ptr self, std::string name,
     [=](renew_atom, renew_request& req) -> caf::result<lease> {
       idle_check check{self};
       auto& s = self->state;
-      ++s.seen;
+      took_request(self);
       auto rp = self->make_response_promise<lease>();
       ++s.in_flight;
       auto token = req.token;
@@ -302,7 +310,7 @@ lock_actor::behavior_type redis_lock_actor_impl(self_ptr self, std::string name,
     },
     [=](release_atom, release_request& req) -> caf::result<bool> {
       idle_check check{self};
-      ++self->state.seen;
+      took_request(self);
       auto rp = self->make_response_promise<bool>();
       auto cause = req.session_closed ? lease_end_cause::session_closed : lease_end_cause::released;
       end_lease(self, std::move(req), cause, [rp](caf::expected<bool> x) mutable {
@@ -316,7 +324,7 @@ lock_actor::behavior_type redis_lock_actor_impl(self_ptr self, std::string name,
     [=](status_atom, std::string& lock) -> caf::result<lock_status> {
       idle_check check{self};
       auto& s = self->state;
-      ++s.seen;
+      took_request(self);
       auto rp = self->make_response_promise<lock_status>();
       ++s.in_flight;
       self->request(s.ctx.redis, s.ctx.store_timeout, status_atom_v, std::move(lock))
@@ -346,7 +354,7 @@ lock_actor::behavior_type redis_lock_actor_impl(self_ptr self, std::string name,
     [=](check_atom, check_request& req) -> caf::result<check_result> {
       idle_check check{self};
       auto& s = self->state;
-      ++s.seen;
+      took_request(self);
       auto rp = self->make_response_promise<check_result>();
       ++s.in_flight;
       auto token = req.token;

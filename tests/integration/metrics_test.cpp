@@ -93,6 +93,11 @@ TEST_CASE("metrics_count_waits_store_writes_sessions_and_load", "[integration]")
   CHECK(sample(text, "fencelock_lock_wait_seconds_count") == 1.0);
   // Grant, release and hand-off grant: three lease writes, each timed.
   CHECK(sample(text, "fencelock_store_write_seconds_count") == 3.0);
+  // Every request a lock actor took up (acquire, status, release, ...) was measured.
+  CHECK(has_line(text, "# TYPE fencelock_lock_mailbox_depth histogram"));
+  CHECK(sample(text, "fencelock_lock_mailbox_depth_count") >= 4.0);
+  CHECK(sample(text, R"(fencelock_lock_mailbox_depth_bucket{le="+Inf"})")
+        == sample(text, "fencelock_lock_mailbox_depth_count"));
   CHECK(sample(text, "fencelock_waiters") == 0.0);
   CHECK(sample(text, R"(fencelock_shed_total{op="acquire"})") == 0.0);
   CHECK(sample(text, "fencelock_stalls_total") == 0.0);
