@@ -472,3 +472,27 @@ TEST_CASE("redis_that_turns_slow_sheds_new_acquires_while_renewals_go_through",
     10s));
   require_lease(api.acquire("slow-2", "w2", 60'000, 0));
 }
+
+TEST_CASE("redis_tokens_stay_above_a_counter_that_went_back", "[integration][redis]") {
+  // What a replica promoted with older data looks like to fencelock: the lease it had not
+  // received is gone, and the token counter reads lower than tokens already handed out.
+  redis_server redis{require_redis_server()};
+  instance a{redis};
+  lock_client api{a.port()};
+  auto before = require_lease(api.acquire("promoted", "w1", 60'000, 0));
+  {
+    redis_connection conn{redis.port()};
+    REQUIRE(conn.call({"DEL", "fencelock:lock:promoted", "fencelock:held"})->type
+            == REDIS_REPLY_INTEGER);
+    REQUIRE(conn.call({"SET", "fencelock:token", "5"})->type == REDIS_REPLY_STATUS);
+  }
+  // A second instance that never saw the earlier token (no floor of its own) still issues a
+  // higher one: the counter is floored by Redis's clock.
+  instance b{redis};
+  lock_client api_b{b.port()};
+  auto after = require_lease(api_b.acquire("promoted", "w2", 60'000, 0));
+  CHECK(after.token > before.token);
+  // And the instance that did see it keeps above it too.
+  auto again = require_lease(api.acquire("promoted-2", "w3", 60'000, 0));
+  CHECK(again.token > after.token);
+}
