@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "actors/event_hub.hpp"
+#include "actors/lock_common.hpp"
 #include "actors/metrics.hpp"
 #include "fencelock/errc.hpp"
 
@@ -27,25 +28,9 @@ using self_ptr = lock_actor::stateful_pointer<lock_actor_state>;
 using lease_done = std::function<void(caf::expected<lease>)>;
 using write_done = std::function<void(const caf::error&)>;
 
-caf::actor_clock::duration_type millis(int64_t ms) {
-  return std::chrono::duration_cast<caf::actor_clock::duration_type>(std::chrono::milliseconds{ms});
-}
-
 caf::error lock_held_error(const lock_state& lock, time_point now, const clock_mapping& clock) {
   auto st = lock.status(now, clock);
   return caf::make_error(errc::lock_held, st.owner, st.expires_at_ms);
-}
-
-caf::error lease_lost_error() {
-  return caf::make_error(errc::lease_lost,
-                         std::string{"the token is not the current, unexpired lease of this owner"});
-}
-
-caf::error store_error(const caf::error& err) {
-  errc code;
-  if (as_errc(err, code))
-    return err;
-  return caf::make_error(errc::store_unavailable, "lease store: " + to_string(err));
 }
 
 // Returns the time at which leases are judged now: the clock's time, except during the grace
@@ -54,27 +39,6 @@ time_point judged_now(self_ptr self) {
   auto now = self->clock().now();
   auto& stall = self->state.ctx.stall;
   return stall ? stall->judged(now) : now;
-}
-
-// Counts waiters entering and leaving this lock's queue into the service-wide total.
-void count_waiters(self_ptr self, int64_t delta) {
-  if (auto& waiting = self->state.ctx.waiting)
-    *waiting += delta;
-}
-
-// Returns whether the service-wide waiter bound leaves room for one more.
-bool room_for_waiter(self_ptr self) {
-  auto& ctx = self->state.ctx;
-  return !ctx.waiting || ctx.waiting->load() < static_cast<int64_t>(ctx.max_waiters_total);
-}
-
-// Counts a request the registry routed here, and how deep the mailbox was behind it: the queue
-// a lock's requests wait in (fencelock_lock_mailbox_depth).
-void took_request(self_ptr self) {
-  auto& st = self->state;
-  ++st.seen;
-  if (auto* m = st.ctx.metrics.get())
-    m->record_mailbox_depth(self->mailbox().size());
 }
 
 void maybe_report_idle(self_ptr self) {
@@ -204,7 +168,7 @@ void hand_off(self_ptr self) {
     return;
   auto w = std::move(st.lock.waiters.front());
   st.lock.waiters.pop_front();
-  count_waiters(self, -1);
+  count_waiters(self->state.ctx, -1);
   grant(self, w.req, [=, promise = w.promise, since = w.since](caf::expected<lease> x) mutable {
     if (x) {
       if (auto* m = self->state.ctx.metrics.get())
@@ -308,7 +272,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
     for (auto& w : self->state.lock.waiters)
       w.promise.deliver(
         caf::make_error(errc::shutting_down, std::string{"the service is stopping"}));
-    count_waiters(self, -static_cast<int64_t>(self->state.lock.waiters.size()));
+    count_waiters(self->state.ctx, -static_cast<int64_t>(self->state.lock.waiters.size()));
     self->state.lock.waiters.clear();
   };
   self->set_exit_handler([=](caf::exit_msg& msg) {
@@ -340,7 +304,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
         case acquire_decision::wait: {
           if (auto refused = refuse_waiter_if_draining(s.ctx))
             return refused;
-          if (!room_for_waiter(self))
+          if (!room_for_waiter(self->state.ctx))
             return caf::make_error(errc::too_many_waiters,
                                    std::string{"the service has too many waiting acquires"});
           auto rp = self->make_response_promise<lease>();
@@ -348,7 +312,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
           auto wait = millis(req.wait_ms);
           s.lock.waiters.push_back(waiter_info{std::move(req), self->clock().now() + wait, rp,
                                                std::chrono::steady_clock::now()});
-          count_waiters(self, 1);
+          count_waiters(self->state.ctx, 1);
           self->delayed_send(self, wait, wait_timeout_atom_v, id);
           if (s.lock.lease_ended(now))
             expire_if_ended(self, s.lock.holder->token);
@@ -402,7 +366,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       auto& s = self->state;
       ++s.seen;
       if (auto w = s.lock.take_waiter(request_id)) {
-        count_waiters(self, -1);
+        count_waiters(self->state.ctx, -1);
         w->promise.deliver(
           caf::make_error(errc::unavailable, std::string{"cancelled: the client went away"}));
         return;
@@ -419,7 +383,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       idle_check check{self};
       auto& s = self->state;
       if (auto w = s.lock.take_waiter(request_id)) {
-        count_waiters(self, -1);
+        count_waiters(self->state.ctx, -1);
         w->promise.deliver(lock_held_error(s.lock, self->clock().now(), s.ctx.clock));
       }
     },

@@ -9,7 +9,6 @@
 #include "actors/interfaces.hpp"
 #include "actors/lock_state.hpp"
 #include "actors/stall.hpp"
-#include "fencelock/errc.hpp"
 
 namespace fencelock {
 
@@ -43,13 +42,6 @@ struct lock_context {
   /// Set when the service drains for shutdown: acquires no longer queue (null = never).
   std::shared_ptr<std::atomic<bool>> draining;
 };
-
-/// Returns the error that refuses a waiting acquire while the service drains, or none.
-inline caf::error refuse_waiter_if_draining(const lock_context& ctx) {
-  if (ctx.draining && ctx.draining->load())
-    return caf::make_error(errc::shutting_down, std::string{"the service is stopping"});
-  return caf::none;
-}
 
 struct lock_actor_state {
   // Not an aggregate: CAF would otherwise try to build the state from the actor pointer.

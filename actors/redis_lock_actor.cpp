@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "actors/lock_common.hpp"
 #include "actors/metrics.hpp"
 #include "fencelock/errc.hpp"
 
@@ -24,40 +25,6 @@ namespace {
 
 using self_ptr = lock_actor::stateful_pointer<redis_lock_actor_state>;
 using redis::script_lease;
-
-caf::error lease_lost_error() {
-  return caf::make_error(errc::lease_lost,
-                         std::string{"the token is not the current, unexpired lease of this owner"});
-}
-
-caf::error store_error(const caf::error& err) {
-  errc code;
-  if (as_errc(err, code))
-    return err;
-  return caf::make_error(errc::store_unavailable, "lease store: " + to_string(err));
-}
-
-caf::actor_clock::duration_type millis(int64_t ms) {
-  return std::chrono::duration_cast<caf::actor_clock::duration_type>(std::chrono::milliseconds{ms});
-}
-
-void count_waiters(self_ptr self, int64_t delta) {
-  if (auto& waiting = self->state.ctx.waiting)
-    *waiting += delta;
-}
-
-bool room_for_waiter(self_ptr self) {
-  auto& ctx = self->state.ctx;
-  return !ctx.waiting || ctx.waiting->load() < static_cast<int64_t>(ctx.max_waiters_total);
-}
-
-// Counts a request the registry routed here, and how deep the mailbox was behind it.
-void took_request(self_ptr self) {
-  auto& st = self->state;
-  ++st.seen;
-  if (auto* m = st.ctx.metrics.get())
-    m->record_mailbox_depth(self->mailbox().size());
-}
 
 void maybe_report_idle(self_ptr self) {
   auto& st = self->state;
@@ -122,7 +89,7 @@ void fail_waiters(self_ptr self, const caf::error& err) {
   auto& st = self->state;
   for (auto& w : st.waiters)
     w.promise.deliver(err);
-  count_waiters(self, -static_cast<int64_t>(st.waiters.size()));
+  count_waiters(self->state.ctx, -static_cast<int64_t>(st.waiters.size()));
   st.waiters.clear();
 }
 
@@ -145,7 +112,7 @@ void try_first_waiter(self_ptr self) {
         // Nothing else ran meanwhile (await): the front is still this waiter.
         auto w = std::move(s.waiters.front());
         s.waiters.pop_front();
-        count_waiters(self, -1);
+        count_waiters(self->state.ctx, -1);
         watch(self, x, req.request_id);
         if (auto* m = s.ctx.metrics.get())
           m->record_wait(std::chrono::steady_clock::now() - w.since);
@@ -256,7 +223,7 @@ lock_actor::behavior_type redis_lock_actor_impl(self_ptr self, std::string name,
             else if (s2.waiters.size() >= s2.ctx.max_waiters)
               refused = caf::make_error(errc::too_many_waiters,
                                         "lock " + s2.lock_name + " has too many waiters");
-            else if (!room_for_waiter(self))
+            else if (!room_for_waiter(self->state.ctx))
               refused = caf::make_error(errc::too_many_waiters,
                                         std::string{"the service has too many waiting acquires"});
             if (refused) {
@@ -268,7 +235,7 @@ lock_actor::behavior_type redis_lock_actor_impl(self_ptr self, std::string name,
             bool first = s2.waiters.empty();
             s2.waiters.push_back(waiter_info{std::move(req), self->clock().now() + wait, rp,
                                              std::chrono::steady_clock::now()});
-            count_waiters(self, 1);
+            count_waiters(self->state.ctx, 1);
             self->delayed_send(self, wait, wait_timeout_atom_v, id);
             if (first)
               retry_at_deadline(self, x.remaining_ms);
@@ -386,7 +353,7 @@ lock_actor::behavior_type redis_lock_actor_impl(self_ptr self, std::string name,
         i->promise.deliver(
           caf::make_error(errc::unavailable, std::string{"cancelled: the client went away"}));
         s.waiters.erase(i);
-        count_waiters(self, -1);
+        count_waiters(self->state.ctx, -1);
         return;
       }
       // The grant went out but never reached its client: nobody will use or release it.
@@ -409,7 +376,7 @@ lock_actor::behavior_type redis_lock_actor_impl(self_ptr self, std::string name,
         return;
       i->promise.deliver(lock_held_error(self));
       s.waiters.erase(i);
-      count_waiters(self, -1);
+      count_waiters(self->state.ctx, -1);
     },
     [=](wake_atom, uint64_t generation) {
       idle_check check{self};

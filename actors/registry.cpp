@@ -2,6 +2,7 @@
 
 #include <caf/exit_reason.hpp>
 
+#include "actors/lock_common.hpp"
 #include "actors/redis_lock_actor.hpp"
 #include "fencelock/errc.hpp"
 
@@ -55,11 +56,6 @@ registry_state::entry* route_existing(self_ptr self, const std::string& name) {
   return &i->second;
 }
 
-caf::error lease_lost_error() {
-  return caf::make_error(errc::lease_lost,
-                         std::string{"the token is not the current, unexpired lease of this owner"});
-}
-
 // Lists held locks from the Redis store, which judges the deadlines itself.
 void list_from_redis(self_ptr self, list_request req, caf::typed_response_promise<lock_list> rp) {
   auto& st = self->state;
@@ -83,13 +79,7 @@ void list_from_redis(self_ptr self, list_request req, caf::typed_response_promis
           result.next_cursor = xs.back().name;
         rp.deliver(std::move(result));
       },
-      [=](caf::error& err) mutable {
-        errc code;
-        if (as_errc(err, code))
-          rp.deliver(err);
-        else
-          rp.deliver(caf::make_error(errc::store_unavailable, "lease store: " + to_string(err)));
-      });
+      [=](caf::error& err) mutable { rp.deliver(store_error(err)); });
 }
 
 } // namespace
@@ -174,9 +164,7 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx,
               result.next_cursor = recs.back().name;
             rp.deliver(std::move(result));
           },
-          [=](caf::error& err) mutable {
-            rp.deliver(caf::make_error(errc::store_unavailable, "lease store: " + to_string(err)));
-          });
+          [=](caf::error& err) mutable { rp.deliver(store_error(err)); });
       return rp;
     },
     [=](check_atom, check_request& req) -> caf::result<check_result> {
