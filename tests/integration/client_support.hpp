@@ -3,10 +3,6 @@
 // Helpers of the client and CLI integration tests: the server's URL, a port nothing listens on,
 // a server restarted on a port it had before, and running the fencelock CLI to completion.
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <fstream>
 #include <optional>
@@ -19,6 +15,7 @@
 #include "support/child_process.hpp"
 #include "support/http_client.hpp"
 #include "support/poll.hpp"
+#include "support/free_port.hpp"
 #include "support/server_process.hpp"
 
 namespace fencelock::test {
@@ -30,18 +27,7 @@ inline std::string url_of(uint16_t port) {
 
 /// Returns a loopback port that was free a moment ago and has no listener.
 inline uint16_t closed_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0
-            && ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  ::close(fd);
-  REQUIRE(ok);
-  return ntohs(addr.sin_port);
+  return pick_free_port();
 }
 
 /// The server binary serving `data_dir` on a fixed `port` (server_process always asks for

@@ -1,8 +1,5 @@
 #include "support/redis_server.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -58,24 +55,6 @@ std::string require_redis_server() {
     throw std::runtime_error("redis-server not found: run scripts/install-deps.sh (or set "
                              "FENCELOCK_REDIS_SERVER)");
   return *bin;
-}
-
-uint16_t pick_free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    throw std::runtime_error(std::string{"socket failed: "} + std::strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0
-            && ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  int err = errno;
-  ::close(fd);
-  if (!ok)
-    throw std::runtime_error(std::string{"cannot find a free port: "} + std::strerror(err));
-  return ntohs(addr.sin_port);
 }
 
 redis_connection::redis_connection(uint16_t port) {

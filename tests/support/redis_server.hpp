@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "support/child_process.hpp"
+#include "support/free_port.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fencelock::test {
@@ -28,9 +29,6 @@ std::optional<std::string> redis_server_or_skip();
 /// Returns the redis-server to run; throws std::runtime_error when there is none (for tests of
 /// the Redis store, whose dependency scripts/install-deps.sh always installs).
 std::string require_redis_server();
-
-/// Returns a loopback port that was free a moment ago.
-uint16_t pick_free_port();
 
 struct reply_deleter {
   void operator()(redisReply* r) const noexcept {

@@ -2,36 +2,18 @@
 
 #include <charconv>
 
+#include "actors/percent_decode.hpp"
+
 namespace fencelock::redis {
 
 namespace {
 
 constexpr std::string_view scheme = "redis://";
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
-std::optional<std::string> percent_decode(std::string_view in) {
+std::optional<std::string> decoded(std::string_view in) {
   std::string out;
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '%') {
-      out += in[i];
-      continue;
-    }
-    int hi = i + 1 < in.size() ? hex_digit(in[i + 1]) : -1;
-    int lo = i + 2 < in.size() ? hex_digit(in[i + 2]) : -1;
-    if (hi < 0 || lo < 0)
-      return std::nullopt;
-    out += static_cast<char>(hi * 16 + lo);
-    i += 2;
-  }
+  if (!percent_decode(in, false, out))
+    return std::nullopt;
   return out;
 }
 
@@ -61,9 +43,9 @@ std::optional<endpoint> parse_url(std::string_view url, std::string& why) {
     auto creds = rest.substr(0, at);
     rest = rest.substr(at + 1);
     auto colon = creds.find(':');
-    auto user = percent_decode(creds.substr(0, colon));
+    auto user = decoded(creds.substr(0, colon));
     auto password = colon == std::string_view::npos ? std::optional<std::string>{""}
-                                                    : percent_decode(creds.substr(colon + 1));
+                                                    : decoded(creds.substr(colon + 1));
     if (!user || !password) {
       why = "bad percent-encoding in the credentials";
       return std::nullopt;
