@@ -12,6 +12,8 @@ std::string_view to_string(lease_end_cause x) noexcept {
       return "undelivered";
     case lease_end_cause::session_closed:
       return "session_closed";
+    case lease_end_cause::store_lost:
+      return "store_lost";
   }
   return "unknown";
 }

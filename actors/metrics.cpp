@@ -11,9 +11,9 @@ namespace {
 constexpr std::array<std::string_view, 7> operations{"acquire", "renew",  "release",  "check",
                                                      "status",  "list",   "subscribe"};
 
-constexpr std::array<lease_end_cause, 4> end_causes{
+constexpr std::array<lease_end_cause, 5> end_causes{
   lease_end_cause::released, lease_end_cause::expired, lease_end_cause::undelivered,
-  lease_end_cause::session_closed};
+  lease_end_cause::session_closed, lease_end_cause::store_lost};
 
 // 100 µs to 10 s, roughly 1-2.5-5 per decade: store writes (fsync) land in the middle, waiting
 // acquires at the top.

@@ -1,7 +1,9 @@
 #include "actors/redis_lock_actor.hpp"
 
+#include <algorithm>
 #include <functional>
 
+#include "actors/event_hub.hpp"
 #include "actors/lock_common.hpp"
 #include "actors/metrics.hpp"
 #include "fencelock/errc.hpp"
@@ -50,11 +52,14 @@ caf::error lock_held_error(self_ptr self) {
 // as Redis reported it, and the expire script then decides.
 void watch(self_ptr self, const script_lease& x, uint64_t grant_id) {
   auto& st = self->state;
-  if (!st.watched || st.watched->token != x.token)
-    st.watched = redis_lock_actor_state::watched_lease{x.owner, x.token, grant_id};
   // One millisecond past the deadline: the remaining time was rounded up already, this covers
   // the trip of the answer.
   auto deadline = self->clock().now() + millis(x.remaining_ms + 1);
+  if (!st.watched || st.watched->token != x.token)
+    st.watched = redis_lock_actor_state::watched_lease{x.owner, x.token, grant_id, x.revision,
+                                                        deadline};
+  st.watched->revision = std::max(st.watched->revision, x.revision);
+  st.watched->deadline = deadline;
   self->send(st.ctx.watchdog, arm_atom_v, caf::actor_cast<lock_actor>(self), x.token,
              to_ns(deadline));
 }
@@ -126,6 +131,27 @@ void try_first_waiter(self_ptr self) {
       });
 }
 
+// The watched lease has no record in Redis although its deadline (plus the time an ended record
+// is kept) has not passed: Redis lost it. No script will publish its end, so this instance
+// tells its own subscribers and the holder's lease watch (lease_lost, cause store_lost).
+void report_store_lost(self_ptr self) {
+  auto& st = self->state;
+  auto& w = *st.watched;
+  if (auto* m = st.ctx.metrics.get())
+    m->count_lease_end(lease_end_cause::store_lost);
+  if (st.ctx.events)
+    st.ctx.events->publish(lock_event{
+      .kind = lock_event_kind::expired,
+      .name = st.lock_name,
+      .owner = w.owner,
+      .token = w.token,
+      .revision = w.revision + 1,
+      .expires_at_ms = 0,
+      .at_ms = st.ctx.clock.to_wall_ms(to_ns(self->clock().now())),
+      .cause = lease_end_cause::store_lost,
+    });
+}
+
 void expire_if_ended(self_ptr self, uint64_t token) {
   auto& st = self->state;
   if (!st.watched || st.watched->token != token)
@@ -140,12 +166,17 @@ void expire_if_ended(self_ptr self, uint64_t token) {
           watch(self, x, self->state.watched->grant_id); // renewed, maybe through another instance
           return;
         }
+        // An ended record stays 60 s (docs/redis.md): well within that, a missing one was lost.
+        if (x.status == "missing"
+            && self->clock().now() < self->state.watched->deadline + std::chrono::seconds{30})
+          report_store_lost(self);
         unwatch(self, token);
         if (x.status == "ended") {
           if (auto* m = self->state.ctx.metrics.get())
             m->count_lease_end(lease_end_cause::expired);
-          try_first_waiter(self);
         }
+        if (x.status != "gone")
+          try_first_waiter(self);
         maybe_report_idle(self);
       },
       [=](caf::error&) {
@@ -380,7 +411,15 @@ lock_actor::behavior_type redis_lock_actor_impl(self_ptr self, std::string name,
     },
     [=](wake_atom, uint64_t generation) {
       idle_check check{self};
-      if (generation != 0 && generation != self->state.retry_generation)
+      auto& s = self->state;
+      if (generation == redis_lock_actor_state::resync && s.watched) {
+        // Whatever happened while the channel was down, the expire script tells: alive (watch
+        // on), ended or gone (an event was published), missing (Redis lost the lease).
+        expire_if_ended(self, s.watched->token);
+        return;
+      }
+      if (generation != 0 && generation != redis_lock_actor_state::resync
+          && generation != s.retry_generation)
         return; // a newer timer is armed
       try_first_waiter(self);
     },

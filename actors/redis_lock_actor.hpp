@@ -25,7 +25,15 @@ struct redis_lock_actor_state {
     /// The request_id of the acquire that was granted here (0 = none): an undelivered grant is
     /// undone with it.
     uint64_t grant_id = 0;
+    /// The lease's revision in the last answer: the next event of this lease is one more.
+    uint64_t revision = 0;
+    /// Its deadline as the last answer put it, on this instance's clock.
+    caf::actor_clock::time_point deadline;
   };
+
+  /// The wake-up generation that means "the event channel was down": besides the waiters,
+  /// look at the watched lease at once, in case Redis lost it meanwhile.
+  static constexpr uint64_t resync = UINT64_MAX;
 
   std::string lock_name;
   lock_context ctx;

@@ -182,8 +182,9 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx,
       // From the Redis store's event channel: only an existing actor can have waiters.
       auto& locks = self->state.locks;
       if (name.empty()) {
+        // The channel was down: every lock looks again, at its waiters and its watched lease.
         for (auto& [n, e] : locks)
-          self->send(e.handle, wake_atom_v, uint64_t{0});
+          self->send(e.handle, wake_atom_v, redis_lock_actor_state::resync);
         return;
       }
       if (auto i = locks.find(name); i != locks.end())

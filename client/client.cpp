@@ -30,6 +30,8 @@ const char* to_string(loss_cause x) noexcept {
       return "session_closed";
     case loss_cause::deadline:
       return "deadline";
+    case loss_cause::store_lost:
+      return "store_lost";
   }
   return "unknown";
 }

@@ -153,6 +153,8 @@ loss_cause loss_cause_of_push(std::string_view cause) noexcept {
     return loss_cause::undelivered;
   if (cause == "session_closed")
     return loss_cause::session_closed;
+  if (cause == "store_lost")
+    return loss_cause::store_lost;
   return loss_cause::expired;
 }
 

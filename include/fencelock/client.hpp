@@ -109,9 +109,13 @@ enum class loss_cause : uint8_t {
   /// The local deadline passed without a confirmed renewal (server unreachable or frozen,
   /// store_unavailable, connection dropped): the server may have ended the lease by now.
   deadline,
+  /// A lease_lost push with cause "store_lost": the server's Redis store lost the lease
+  /// (restarted without its data, or failed over to a replica without it).
+  store_lost,
 };
 
-/// Returns the name of `x` ("refused", "expired", "undelivered", "session_closed", "deadline").
+/// Returns the name of `x` ("refused", "expired", "undelivered", "session_closed", "deadline",
+/// "store_lost").
 const char* to_string(loss_cause x) noexcept;
 
 /// How and when a lease was lost.

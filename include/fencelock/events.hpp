@@ -19,9 +19,13 @@ enum class lease_end_cause : uint8_t {
   undelivered,
   /// It was bound to a WebSocket session (docs/websocket-api.md) that closed.
   session_closed,
+  /// The store lost it before its deadline: a Redis that restarted without its data, or a
+  /// replica without it promoted (docs/redis.md). Never with the embedded store.
+  store_lost,
 };
 
-/// Returns the wire text of `x`: "released", "expired", "undelivered", "session_closed".
+/// Returns the wire text of `x`: "released", "expired", "undelivered", "session_closed",
+/// "store_lost".
 std::string_view to_string(lease_end_cause x) noexcept;
 
 /// Whether a lease's end was its holder's own doing (no lease_lost is due).
@@ -34,7 +38,7 @@ enum class lock_event_kind : uint8_t {
   acquired, // a lease started, with a new token
   renewed,  // the lease got a new deadline
   released, // the lease ended by a release (cause released or session_closed)
-  expired,  // the lease ended without one (cause expired or undelivered)
+  expired,  // the lease ended without one (cause expired, undelivered or store_lost)
 };
 
 /// Returns the wire text of `x`: "acquired", "renewed", "released", "expired".

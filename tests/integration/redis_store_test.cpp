@@ -496,3 +496,31 @@ TEST_CASE("redis_tokens_stay_above_a_counter_that_went_back", "[integration][red
   auto again = require_lease(api.acquire("promoted-2", "w3", 60'000, 0));
   CHECK(again.token > after.token);
 }
+
+TEST_CASE("redis_that_comes_back_empty_tells_the_holder_its_lease_was_lost",
+          "[integration][redis][websocket]") {
+  // No persistence: the restart loses the lease. The instance that watches it finds it missing
+  // when its event channel is back, and pushes lease_lost (store_lost) long before the 30 s
+  // deadline, instead of leaving the holder to learn of it at its next renewal.
+  redis_server redis{require_redis_server()};
+  instance a{redis};
+  ws_client holder{a.port()};
+  REQUIRE(holder.send(
+    {{"id", "a"}, {"op", "acquire"}, {"lock", "forgotten"}, {"owner", "w1"}, {"ttlMs", 30'000}}));
+  auto granted = holder.answer_to(json::value("a"), 30s);
+  REQUIRE(granted);
+  REQUIRE(type_of(*granted) == "granted");
+  auto token = json::value_to<uint64_t>(granted->at("result").at("token"));
+
+  auto lost_at = std::chrono::steady_clock::now();
+  redis.sigkill();
+  redis.restart();
+  auto lost = holder.receive_until(
+    [](const json::object& f) { return type_of(f) == "lease_lost"; }, 20s);
+  REQUIRE(lost);
+  CHECK(std::chrono::steady_clock::now() - lost_at < 20s); // loosely: well before 30 s
+  CHECK(json::value_to<uint64_t>(lost->at("token")) == token);
+  CHECK(lost->at("cause") == "store_lost");
+  auto text = http_client{a.port()}.get("/metrics").body;
+  CHECK(sample(text, R"(fencelock_lease_ends_total{cause="store_lost"})") == 1.0);
+}

@@ -146,5 +146,7 @@ TEST_CASE("status, events and lease_lost pushes", "[client][wire]") {
   CHECK(loss_cause_of_push(p->cause) == loss_cause::undelivered);
   CHECK(loss_cause_of_push("expired") == loss_cause::expired);
   CHECK(loss_cause_of_push("session_closed") == loss_cause::session_closed);
+  CHECK(loss_cause_of_push("store_lost") == loss_cause::store_lost);
+  CHECK(std::string{to_string(loss_cause::store_lost)} == "store_lost");
   CHECK(std::string{to_string(loss_cause::deadline)} == "deadline");
 }

@@ -40,7 +40,8 @@ std::optional<lock_event_kind> kind_from(std::string_view s) {
 
 std::optional<lease_end_cause> cause_from(std::string_view s) {
   for (auto c : {lease_end_cause::released, lease_end_cause::expired,
-                 lease_end_cause::undelivered, lease_end_cause::session_closed})
+                 lease_end_cause::undelivered, lease_end_cause::session_closed,
+                 lease_end_cause::store_lost})
     if (to_string(c) == s)
       return c;
   return std::nullopt;

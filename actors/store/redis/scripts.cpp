@@ -131,14 +131,17 @@ return reply('ok', rec, now)
 )lua";
 
 // KEYS: lock, held index. ARGV: name, token, keep_ms, channel. Ends lease `token` if its
-// deadline passed: called by the instance that armed a timer for it.
+// deadline passed: called by the instance that armed a timer for it. `missing`: the lock has no
+// record at all, which before the deadline (plus the 60 s an ended record is kept) means Redis
+// lost it; `gone`: it ended (or was replaced) by a script, whose event says so.
 constexpr std::string_view expire_body = R"lua(
 local key, held = KEYS[1], KEYS[2]
 local name, token = ARGV[1], tonumber(ARGV[2])
 local keep, channel = tonumber(ARGV[3]), ARGV[4]
 local now = now_us()
 local rec = load(key)
-if not rec or rec.token ~= token or rec.state ~= 'held' then return {'gone'} end
+if not rec then return {'missing'} end
+if rec.token ~= token or rec.state ~= 'held' then return {'gone'} end
 if now < rec.deadline then return reply('alive', rec, now) end
 finish(key, held, name, rec, now, 'expired', keep, channel)
 return {'ended'}

@@ -27,8 +27,8 @@ const script& script_for(script_id id);
 
 /// One lease as a script answered it.
 struct script_lease {
-  /// acquire: granted, refreshed, held; renew and release: ok, lost; expire: alive, ended, gone;
-  /// peek: held, free.
+  /// acquire: granted, refreshed, held; renew and release: ok, lost; expire: alive, ended, gone,
+  /// missing; peek: held, free.
   std::string status;
   std::string name;  // list entries only
   std::string owner;
