@@ -41,6 +41,31 @@ inline caf::actor_system_config& testing_config(caf::actor_system_config& cfg) {
   return cfg;
 }
 
+/// Processes every pending message, including timers that are due now.
+inline void run_until_idle(caf::scheduler::test_coordinator& sched) {
+  do {
+    sched.run();
+  } while (sched.clock().advance_time(caf::timespan{0}) > 0);
+}
+
+/// Moves the test clock forward by `ms` and processes what became due.
+inline void advance_clock(caf::scheduler::test_coordinator& sched, int64_t ms) {
+  sched.clock().advance_time(std::chrono::milliseconds{ms});
+  run_until_idle(sched);
+}
+
+/// Sends a request to `dest` from a fresh client actor of `sys`; the reply lands in the result
+/// once the coordinator ran.
+template <class T, class Handle, class... Ts>
+reply<T> ask_from(caf::actor_system& sys, const Handle& dest, Ts... xs) {
+  auto out = std::make_shared<std::optional<caf::expected<T>>>();
+  sys.spawn([=](caf::event_based_actor* self) {
+    self->request(dest, caf::infinite, xs...)
+      .then([=](T& x) { *out = std::move(x); }, [=](caf::error& err) { *out = std::move(err); });
+  });
+  return out;
+}
+
 struct actor_fixture {
   caf::actor_system_config cfg;
   caf::actor_system sys;
@@ -88,26 +113,18 @@ struct actor_fixture {
 
   /// Processes every pending message, including timers that are due now.
   void run() {
-    do {
-      sched.run();
-    } while (sched.clock().advance_time(caf::timespan{0}) > 0);
+    run_until_idle(sched);
   }
 
   /// Moves the clock forward by `ms` and processes what became due.
   void advance(int64_t ms) {
-    sched.clock().advance_time(std::chrono::milliseconds{ms});
-    run();
+    advance_clock(sched, ms);
   }
 
   /// Sends a request from a fresh client actor; the reply lands in the result once run() ran.
   template <class T, class Handle, class... Ts>
   reply<T> ask(const Handle& dest, Ts... xs) {
-    auto out = std::make_shared<std::optional<caf::expected<T>>>();
-    sys.spawn([=](caf::event_based_actor* self) {
-      self->request(dest, caf::infinite, xs...)
-        .then([=](T& x) { *out = std::move(x); }, [=](caf::error& err) { *out = std::move(err); });
-    });
-    return out;
+    return ask_from<T>(sys, dest, xs...);
   }
 
   reply<lease> acquire(const std::string& name, const std::string& owner, int64_t ttl_ms,

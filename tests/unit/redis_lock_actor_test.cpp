@@ -220,24 +220,17 @@ struct two_instances {
   }
 
   void run() {
-    do {
-      sched.run();
-    } while (sched.clock().advance_time(caf::timespan{0}) > 0);
+    run_until_idle(sched);
   }
 
   void advance(int64_t ms) {
-    sched.clock().advance_time(std::chrono::milliseconds{ms});
-    run();
+    advance_clock(sched, ms);
   }
 
+  /// Asks instance `instance` and runs until nothing is left to do.
   template <class T, class... Ts>
   reply<T> ask(int instance, Ts... xs) {
-    auto out = std::make_shared<std::optional<caf::expected<T>>>();
-    auto dest = model->instances[static_cast<size_t>(instance)];
-    sys.spawn([=](caf::event_based_actor* self) {
-      self->request(dest, caf::infinite, xs...)
-        .then([=](T& x) { *out = std::move(x); }, [=](caf::error& err) { *out = std::move(err); });
-    });
+    auto out = ask_from<T>(sys, model->instances[static_cast<size_t>(instance)], xs...);
     run();
     return out;
   }

@@ -184,10 +184,6 @@ void redis_store::run(redis::script_id id, std::vector<std::string> keys,
   });
 }
 
-void redis_store::reset_commands(std::string why) {
-  commands_->reset(std::move(why));
-}
-
 std::string redis_store::lock_key(std::string_view name) const {
   return settings_.key_prefix + "lock:" + std::string{name};
 }

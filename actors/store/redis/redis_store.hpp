@@ -78,9 +78,6 @@ public:
   void run(redis::script_id id, std::vector<std::string> keys, std::vector<std::string> args,
            redis::reply_handler done);
 
-  /// Drops the command connection (it reconnects after its backoff). For tests.
-  void reset_commands(std::string why);
-
   const redis_settings& settings() const noexcept {
     return settings_;
   }
