@@ -13,7 +13,7 @@
 #include "actors/metrics.hpp"
 #include "actors/oplog.hpp"
 #include "actors/store/redis/redis_store.hpp"
-#include "actors/store/redis/url.hpp"
+#include "common/redis_url.hpp"
 #include "actors/store/sqlite_store.hpp"
 #include "actors/wiring.hpp"
 #include "fencelock/validate.hpp"

@@ -26,7 +26,7 @@
 
 #include <caf/sec.hpp>
 
-#include "actors/store/redis/url.hpp"
+#include "common/redis_url.hpp"
 
 namespace fencelock::config_loader {
 

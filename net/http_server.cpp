@@ -1,3 +1,4 @@
+#include "common/log.hpp"
 #include "net/http_server.hpp"
 
 #include <algorithm>
@@ -173,7 +174,7 @@ void http_server::impl::run_io_thread() {
       break;
     } catch (const std::exception& e) {
       // Handlers do not throw by design; if one does (bad_alloc), keep serving the others.
-      log_net_event(log_level::error, "http_io_error", {{"error", e.what()}});
+      log_event(log_level::error, "http_io_error", {{"error", e.what()}});
     }
   }
   {
@@ -193,7 +194,7 @@ void http_server::impl::on_accept(error_code ec, tcp::socket socket) {
   if (ec == asio::error::operation_aborted || !acceptor.is_open())
     return; // stop() closed the acceptor
   if (ec) {
-    log_net_event(log_level::debug, "accept_error", {{"error", ec.message()}});
+    log_event(log_level::debug, "accept_error", {{"error", ec.message()}});
     retry_timer.expires_after(accept_retry_delay);
     retry_timer.async_wait([this](error_code timer_ec) {
       if (!timer_ec && acceptor.is_open())
@@ -212,7 +213,7 @@ void http_server::impl::on_accept(error_code ec, tcp::socket socket) {
 }
 
 void http_server::impl::refuse(tcp::socket socket) {
-  log_net_event(log_level::debug, "connection_refused",
+  log_event(log_level::debug, "connection_refused",
                 {{"max_connections", ctx->cfg().max_connections}});
   auto refused = std::make_shared<tcp::socket>(std::move(socket));
   // A constant answer, written without reading the request: the client learns why, then EOF.
@@ -287,7 +288,7 @@ void http_server::impl::stop() {
   // Late service replies are dropped from here, never queued on an io_context about to stop.
   ctx->close_reply_gate();
   if (ctx->connections() > 0) {
-    log_net_event(log_level::warn, "drain_timeout",
+    log_event(log_level::warn, "drain_timeout",
                   {{"open_connections", ctx->connections()},
                    {"drain_timeout_ms", ctx->cfg().drain_timeout_ms}});
     for (const auto& weak : open_sessions)
@@ -298,7 +299,7 @@ void http_server::impl::stop() {
     // Cut sessions still run their last handlers (withdrawing waiters, releasing session-bound
     // leases); run() returns once they did, or the limit passes.
     if (!wait_for_drain())
-      log_net_event(log_level::warn, "http_stop_forced", {{"drain_limit_s", drain_limit.count()}});
+      log_event(log_level::warn, "http_stop_forced", {{"drain_limit_s", drain_limit.count()}});
   }
   // Every session has ended: what may be left on the loop are timers of closed sockets.
   ctx->ioc().stop();

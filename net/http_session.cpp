@@ -13,9 +13,8 @@
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <boost/json/serialize.hpp>
-#include <spdlog/spdlog.h>
 
-#include "actors/oplog.hpp" // iso_timestamp
+#include "common/log.hpp"
 #include "net/error_mapping.hpp"
 #include "net/ws_session.hpp"
 
@@ -75,26 +74,6 @@ bool is_quiet(const beast::error_code& ec) {
 }
 
 } // namespace
-
-void log_net_event(log_level level, std::string_view event, const boost::json::object& fields) {
-  auto log = spdlog::get("fencelock");
-  if (!log)
-    log = spdlog::default_logger();
-  auto spd_level = level == log_level::debug  ? spdlog::level::debug
-                   : level == log_level::warn ? spdlog::level::warn
-                                              : spdlog::level::err;
-  if (!log->should_log(spd_level))
-    return;
-  boost::json::object line;
-  line["ts"] = iso_timestamp();
-  line["level"] = level == log_level::debug  ? "debug"
-                  : level == log_level::warn ? "warn"
-                                             : "error";
-  line["event"] = event;
-  for (const auto& [key, value] : fields)
-    line[key] = value;
-  log->log(spd_level, "{}", render_log_line(line));
-}
 
 http_session::http_session(asio::ip::tcp::socket&& socket, std::shared_ptr<server_context> ctx)
   : ctx_(std::move(ctx)), stream_(std::move(socket)), rate_(ctx_->cfg().max_request_rate) {
@@ -410,7 +389,7 @@ void http_session::fail(error_code ec, const char* what) {
   if (phase_ == phase::closed)
     return;
   if (!is_quiet(ec))
-    log_net_event(log_level::debug, "connection_error",
+    log_event(log_level::debug, "connection_error",
                   {{"peer", peer_}, {"stage", what}, {"error", ec.message()}});
   abandon();
 }

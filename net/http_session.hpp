@@ -33,90 +33,9 @@
 #include "net/rate_limiter.hpp"
 #include "net/reply.hpp"
 #include "net/routes.hpp"
+#include "net/server_context.hpp"
 
 namespace fencelock::net {
-
-/// How much a network event matters; only connection-level problems are logged here.
-enum class log_level { debug, warn, error };
-
-/// Logs the JSON line {"ts", "level", "event", ...fields} through the "fencelock" logger (or
-/// spdlog's default) if `level` is enabled. Never pass request bodies. Thread-safe.
-void log_net_event(log_level level, std::string_view event, const boost::json::object& fields);
-
-class ws_session;
-
-/// What the server shares with its sessions. Sessions hold it, so the io_context outlives every
-/// session, including one that a late service callback still owns after the server stopped.
-class server_context {
-public:
-  /// Prepares the context of a server for `svc` with `cfg`; `svc` must outlive every session.
-  server_context(service& svc, const config& cfg) : svc_(svc), cfg_(cfg) {
-  }
-
-  /// Returns the I/O context every socket of the server runs on.
-  boost::asio::io_context& ioc() noexcept {
-    return ioc_;
-  }
-
-  /// Returns the lock service the sessions call.
-  service& svc() noexcept {
-    return svc_;
-  }
-
-  /// Returns the server's configuration.
-  const config& cfg() const noexcept {
-    return cfg_;
-  }
-
-  /// Posts `f` to `executor` unless the server stopped accepting replies; thread-safe. Service
-  /// callbacks deliver through here, so that nothing is queued on an io_context nobody runs.
-  template <class Executor, class F>
-  void post_reply(const Executor& executor, F&& f) {
-    std::lock_guard<std::mutex> guard{gate_mutex_};
-    if (gate_open_)
-      boost::asio::post(executor, std::forward<F>(f));
-  }
-
-  /// Makes post_reply drop everything from now on; called once the server stops.
-  void close_reply_gate() {
-    std::lock_guard<std::mutex> guard{gate_mutex_};
-    gate_open_ = false;
-  }
-
-  /// Registers a WebSocket session about to open; returns false when ws_max_sessions are open
-  /// or the server is stopping. Thread-safe.
-  bool add_ws(const std::shared_ptr<ws_session>& session);
-
-  /// Unregisters a WebSocket session that closed. Thread-safe.
-  void remove_ws(const ws_session* session);
-
-  /// Returns the number of open WebSocket sessions. Thread-safe.
-  std::size_t ws_sessions() const;
-
-  /// Returns every open WebSocket session and refuses new ones from now on (server stop).
-  std::vector<std::shared_ptr<ws_session>> stop_ws();
-
-  /// Counts an HTTP session in (+1) or out (-1). Thread-safe.
-  void count_http_session(int delta) noexcept {
-    http_sessions_ += delta;
-  }
-
-  /// Returns the open client connections: HTTP sessions and WebSocket sessions. Thread-safe.
-  std::size_t connections() const {
-    return static_cast<std::size_t>(http_sessions_.load()) + ws_sessions();
-  }
-
-private:
-  boost::asio::io_context ioc_;
-  service& svc_;
-  const config cfg_;
-  std::mutex gate_mutex_;
-  bool gate_open_ = true;
-  std::atomic<int64_t> http_sessions_{0};
-  mutable std::mutex ws_mutex_;
-  std::unordered_map<const ws_session*, std::weak_ptr<ws_session>> ws_sessions_;
-  bool ws_stopped_ = false;
-};
 
 /// Serves the requests of one connection, one at a time.
 class http_session : public std::enable_shared_from_this<http_session> {

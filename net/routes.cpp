@@ -11,7 +11,7 @@
 
 #include <boost/json/object.hpp>
 
-#include "actors/percent_decode.hpp"
+#include "common/percent_decode.hpp"
 #include "fencelock/validate.hpp"
 #include "net/error_mapping.hpp"
 #include "net/json.hpp"

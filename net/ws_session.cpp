@@ -1,3 +1,4 @@
+#include "common/log.hpp"
 #include "net/ws_session.hpp"
 
 #include <chrono>
@@ -52,38 +53,6 @@ json::array to_json(const std::vector<lock_status>& locks) {
 
 } // namespace
 
-// --- server_context's WebSocket registry --------------------------------------------------------
-
-bool server_context::add_ws(const std::shared_ptr<ws_session>& session) {
-  std::lock_guard<std::mutex> guard{ws_mutex_};
-  if (ws_stopped_ || ws_sessions_.size() >= cfg_.ws_max_sessions)
-    return false;
-  ws_sessions_.emplace(session.get(), session);
-  svc_.set_websocket_sessions(ws_sessions_.size());
-  return true;
-}
-
-void server_context::remove_ws(const ws_session* session) {
-  std::lock_guard<std::mutex> guard{ws_mutex_};
-  ws_sessions_.erase(session);
-  svc_.set_websocket_sessions(ws_sessions_.size());
-}
-
-std::size_t server_context::ws_sessions() const {
-  std::lock_guard<std::mutex> guard{ws_mutex_};
-  return ws_sessions_.size();
-}
-
-std::vector<std::shared_ptr<ws_session>> server_context::stop_ws() {
-  std::lock_guard<std::mutex> guard{ws_mutex_};
-  ws_stopped_ = true;
-  std::vector<std::shared_ptr<ws_session>> out;
-  for (auto& [key, weak] : ws_sessions_)
-    if (auto session = weak.lock())
-      out.push_back(std::move(session));
-  return out;
-}
-
 // --- opening ------------------------------------------------------------------------------------
 
 ws_session::ws_session(asio::ip::tcp::socket&& socket, std::shared_ptr<server_context> ctx,
@@ -114,7 +83,7 @@ void ws_session::on_accept(error_code ec) {
   if (ec)
     return on_closed(ec, "accept");
   open_ = true;
-  log_net_event(log_level::debug, "ws_open", {{"session", id_}, {"peer", peer_}});
+  log_event(log_level::debug, "ws_open", {{"session", id_}, {"peer", peer_}});
   send(hello_frame(id_, FENCELOCK_VERSION, ctx_->cfg()));
   do_read();
 }
@@ -134,7 +103,7 @@ void ws_session::on_read(error_code ec, std::size_t) {
   reading_ = false;
   if (ec == websocket::error::message_too_big) {
     // Beast has sent close 1009 already.
-    log_net_event(log_level::debug, "ws_frame_too_big",
+    log_event(log_level::debug, "ws_frame_too_big",
                   {{"session", id_}, {"max_frame", ctx_->cfg().ws_max_frame}});
     return on_closed(ec, "read");
   }
@@ -416,7 +385,7 @@ void ws_session::send(std::string frame) {
   // One frame larger than the limit may go out on its own (a big snapshot); anything that would
   // pile up behind others past the limit means the client does not keep up.
   if (out_bytes_ > 0 && out_bytes_ + frame.size() > ctx_->cfg().ws_outbound_limit) {
-    log_net_event(log_level::warn, "ws_slow_consumer",
+    log_event(log_level::warn, "ws_slow_consumer",
                   {{"session", id_},
                    {"peer", peer_},
                    {"queued_bytes", out_bytes_},
@@ -512,9 +481,9 @@ void ws_session::on_closed(error_code ec, std::string_view stage) {
   }
   leases_.clear();
   if (open_ && ec && !is_quiet(ec))
-    log_net_event(log_level::debug, "ws_error",
+    log_event(log_level::debug, "ws_error",
                   {{"session", id_}, {"stage", stage}, {"error", ec.message()}});
-  log_net_event(log_level::debug, "ws_close", {{"session", id_}, {"peer", peer_}});
+  log_event(log_level::debug, "ws_close", {{"session", id_}, {"peer", peer_}});
   // The TCP connection goes now; a close handshake still in flight ends with it.
   beast::get_lowest_layer(ws_).close();
   ctx_->remove_ws(this);

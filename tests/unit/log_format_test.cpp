@@ -4,7 +4,7 @@
 
 #include <boost/json/parse.hpp>
 
-#include "actors/oplog.hpp"
+#include "common/log.hpp"
 
 using namespace fencelock;
 

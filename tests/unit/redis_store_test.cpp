@@ -6,7 +6,7 @@
 #include "actors/store/redis/connection.hpp"
 #include "actors/store/redis/redis_store.hpp"
 #include "actors/store/redis/scripts.hpp"
-#include "actors/store/redis/url.hpp"
+#include "common/redis_url.hpp"
 
 using namespace fencelock;
 using namespace fencelock::redis;

@@ -7,7 +7,7 @@
 #include <boost/asio/write.hpp>
 #include <hiredis/hiredis.h>
 
-#include "actors/oplog.hpp"
+#include "common/log.hpp"
 
 namespace fencelock::redis {
 
@@ -220,7 +220,7 @@ void connection::send_setup() {
         if (--*left == 0) {
           self->backoff_ = self->settings_.backoff_min;
           self->up_.store(true);
-          log_event("info", "redis_up",
+          log_event(log_level::info, "redis_up",
                     {{"role", self->settings_.role},
                      {"host", self->settings_.where.host},
                      {"port", self->settings_.where.port}});
@@ -343,12 +343,12 @@ void connection::fail(const std::string& why) {
   for (auto& p : failed)
     p.done(outcome{std::nullopt, "redis: " + why});
   if (was_up) {
-    log_event("warn", "redis_down", {{"role", settings_.role}, {"reason", why}});
+    log_event(log_level::warn, "redis_down", {{"role", settings_.role}, {"reason", why}});
     if (on_state_)
       on_state_(false, why);
   } else if (was_connecting && backoff_ == settings_.backoff_min) {
     // Logged once per outage, not on every retry.
-    log_event("warn", "redis_unreachable", {{"role", settings_.role}, {"reason", why}});
+    log_event(log_level::warn, "redis_unreachable", {{"role", settings_.role}, {"reason", why}});
     if (on_state_)
       on_state_(false, why);
   }

@@ -27,19 +27,11 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "actors/store/redis/value.hpp"
+#include "common/redis_url.hpp"
 
 struct redisReader;
 
 namespace fencelock::redis {
-
-/// Where Redis is and how to log in (see redis_url.hpp).
-struct endpoint {
-  std::string host = "127.0.0.1";
-  uint16_t port = 6379;
-  std::string user;      // empty: AUTH with the password alone (Redis before ACLs)
-  std::string password;  // empty: no AUTH
-  uint32_t db = 0;
-};
 
 using command = std::vector<std::string>;
 using reply_handler = std::function<void(outcome)>;

@@ -1,8 +1,8 @@
-#include "actors/store/redis/url.hpp"
+#include "common/redis_url.hpp"
 
 #include <charconv>
 
-#include "actors/percent_decode.hpp"
+#include "common/percent_decode.hpp"
 
 namespace fencelock::redis {
 

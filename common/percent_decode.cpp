@@ -1,4 +1,4 @@
-#include "actors/percent_decode.hpp"
+#include "common/percent_decode.hpp"
 
 namespace fencelock {
 

@@ -1,0 +1,166 @@
+// `fencelock serve`:
+//
+//   load config (flags > FENCELOCK_* env > INI file > defaults)   config error -> exit 2
+//   -> logger "fencelock" (JSON lines on stdout)
+//   -> actor_system -> service::start() -> http_server::start()   failure      -> exit 1
+//   -> one "listening" line with the bound port
+//   -> sigwait(SIGINT | SIGTERM) -> http stop (drain) -> service stop -> "stopped"  -> exit 0
+//
+// Integration tests start the server with --port 0 and read the port from the "listening" line.
+
+#include "app/serve.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <string_view>
+
+#include <boost/json/object.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "common/log.hpp"
+#include "common/redis_url.hpp"
+#include "config/load.hpp"
+#include "fencelock/config.hpp"
+#include "fencelock/errc.hpp"
+#include "fencelock/messages.hpp"
+#include "fencelock/service.hpp"
+#include "net/http_server.hpp"
+
+namespace fencelock::app {
+
+namespace {
+
+constexpr std::string_view serve_usage = R"(Usage: fencelock serve [options]
+
+Runs the lock service until SIGINT or SIGTERM. Logs JSON lines to stdout; the first
+"listening" line reports the bound address and port.
+
+)";
+
+/// Returns the process environment as "KEY=VALUE" entries.
+std::vector<std::string> environment() {
+  std::vector<std::string> out;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry)
+    out.emplace_back(*entry);
+  return out;
+}
+
+/// Creates the "fencelock" logger: every line is rendered already (common/log.hpp), so the
+/// pattern is the bare message. It becomes the default logger, which common/log writes to.
+std::shared_ptr<spdlog::logger> make_logger(const std::string& level) {
+  auto log = std::make_shared<spdlog::logger>("fencelock",
+                                              std::make_shared<spdlog::sinks::stdout_sink_mt>());
+  log->set_pattern("%v");
+  log->set_level(spdlog::level::from_str(level)); // validated by the loader
+  // stdout is a pipe under a supervisor or a test: flush every line that matters at once.
+  log->flush_on(spdlog::level::info);
+  spdlog::register_logger(log);
+  spdlog::set_default_logger(log);
+  return log;
+}
+
+/// Logs `line` at error level.
+void log_error(spdlog::logger& log, const std::string& line) {
+  log.error(line);
+  log.flush();
+}
+
+/// Logs a lifecycle line (listening, stopped) whatever the log level, unless it is "off":
+/// supervisors and tests find the port in it even when running with log-level error.
+void log_lifecycle(spdlog::logger& log, const std::string& line) {
+  auto level = std::max(log.level(), spdlog::level::info);
+  if (level == spdlog::level::off)
+    return;
+  log.log(level, line);
+  log.flush();
+}
+
+/// Returns the fields of a start_failed line: which `component` failed and how.
+boost::json::object failure_fields(caf::actor_system& sys, std::string_view component,
+                                   const caf::error& err) {
+  errc code{};
+  return {{"component", component},
+          // The fencelock code when there is one, else CAF's rendering of the error.
+          {"code", as_errc(err, code) ? to_string(code) : sys.render(err)},
+          {"message", error_message(err)}};
+}
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    default:
+      return "unknown";
+  }
+}
+
+} // namespace
+
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+int serve(const std::vector<std::string>& args) {
+  auto loaded = config_loader::load(args, environment());
+  if (!loaded) {
+    std::cerr << "fencelock: config error: " << error_message(loaded.error()) << '\n';
+    return 2;
+  }
+  if (loaded->help) {
+    std::cout << serve_usage << loaded->help_text;
+    return 0;
+  }
+  const config& cfg = loaded->cfg;
+  set_log_format(cfg.log_format == "text" ? log_format::text : log_format::json);
+  auto log = make_logger(cfg.log_level);
+
+  caf::actor_system_config sys_cfg;
+  add_message_types(sys_cfg); // before the actor_system exists
+  if (cfg.actor_threads > 0)
+    sys_cfg.set("scheduler.max-threads", static_cast<size_t>(cfg.actor_threads));
+  // CAF's own logger needs no silencing: Debian builds libcaf with CAF_LOG_LEVEL quiet.
+  caf::actor_system sys{sys_cfg};
+
+  service svc{sys, cfg};
+  if (auto err = svc.start()) {
+    log_error(*log, log_line(log_level::error, "start_failed", failure_fields(sys, "service", err)));
+    return 1;
+  }
+  net::http_server http{svc, cfg};
+  if (auto err = http.start()) {
+    log_error(*log, log_line(log_level::error, "start_failed", failure_fields(sys, "http", err)));
+    svc.stop();
+    return 1;
+  }
+  log_lifecycle(*log, log_line(log_level::info, "listening",
+                               {{"host", cfg.host},
+                                {"port", http.port()},
+                                {"store", redis::redacted_text(cfg.store)},
+                                {"data_dir", cfg.data_dir}}));
+
+  // The stop signals were blocked in main() before any thread existed, so every thread
+  // inherited the mask and only this sigwait() sees them.
+  auto signals = stop_signals();
+  int sig = 0;
+  if (sigwait(&signals, &sig) != 0) // fails only for an invalid set; stop cleanly anyway
+    sig = 0;
+  http.stop(); // drains: no new requests reach the service from here on
+  bool clean = svc.stop();
+  log_lifecycle(*log, log_line(log_level::info, "stopped",
+                               {{"signal", signal_name(sig)}, {"clean", clean}}));
+  return 0;
+}
+
+} // namespace fencelock::app
