@@ -3,6 +3,7 @@
 #include <deque>
 
 #include "actors/interfaces.hpp"
+#include "actors/store/embedded/store_actor.hpp"
 
 namespace fencelock {
 

@@ -1,403 +1,534 @@
 #include "actors/lock_actor.hpp"
 
-#include <functional>
+#include <algorithm>
+#include <utility>
 
-#include "actors/event_hub.hpp"
-#include "actors/lock_common.hpp"
+#include "actors/lock_errors.hpp"
 #include "actors/metrics.hpp"
 #include "fencelock/errc.hpp"
 
-//          acquire (free, no waiters): new token
-//  ┌──────┐ ─────────────────────────────────► ┌──────┐ ◄─┐ renew, or acquire by the
-//  │ free │                                    │ held │ ──┘ holder: same token, new deadline
-//  └──────┘ ◄───────────────────────────────── └──────┘ ◄─┐
-//     │      release / expire / undelivered       │       │ release / expire with waiters:
-//     │      grant, and no waiters                └───────┘ the first waiter is granted
-//     ▼                                                     with a new token
-//  idle: reported to the registry, which retires the actor
+// One lock on this instance. Every change goes through the store's backend and is awaited:
+// while a backend call is in flight the actor handles nothing else, so each operation sees what
+// its predecessor left. The backend's answer decides (granted, held, ok, lost); the actor keeps
+// the protocol around it.
 //
-// Waiters queue FIFO behind the holder and give up at their own deadline (409 lock_held).
-// Every change is written to the store first (await: nothing else runs meanwhile) and applied
-// and answered only when the write succeeded. A failed write changes nothing: fail closed.
+//            spawn
+//              │ load (awaited)
+//              ▼
+//   ┌─────► serving ◄──────────────────────────────────────────────────────────┐
+//   │          │ a request or timer: one backend call, awaited ("busy")       │
+//   │          ├─ granted / ok ──► watching: the lease granted or renewed here │
+//   │          │                   (or watched for subscribers), its expiry    │
+//   │          │                   armed at the watchdog ────────────────────►─┤
+//   │          ├─ held ──► waiting: FIFO waiters behind the holder; the first  │
+//   │          │           tries again when the lease ends here (hand-off),    │
+//   │          │           when a shared store says it ended elsewhere (wake), │
+//   │          │           or at the holder's deadline ───────────────────────►┤
+//   │          ├─ lost / ended ──► the lease is forgotten; waiters are handed  │
+//   │          │                   the lock in FIFO order ────────────────────►┘
+//   │          ▼
+//   │        idle: nothing watched, nobody waiting, nothing in flight
+//   │          │ reported to the registry with the count of routed messages handled
+//   └── a request already on its way (the counts differ: the report is ignored)
+//              │ counts match: retire ──► quit
+//
+// Fail closed: a backend call that fails answers its caller store_unavailable and changes
+// nothing here; waiters are answered too, since no grant can be made meanwhile. An expiry that
+// cannot be written is tried again a second later, and until then the lease stands.
 
 namespace fencelock {
 
 namespace {
 
 using self_ptr = lock_actor::stateful_pointer<lock_actor_state>;
-using lease_done = std::function<void(caf::expected<lease>)>;
-using write_done = std::function<void(const caf::error&)>;
+using time_point = caf::actor_clock::time_point;
 
-caf::error lock_held_error(const lock_state& lock, time_point now, const clock_mapping& clock) {
-  auto st = lock.status(now, clock);
-  return caf::make_error(errc::lock_held, st.owner, st.expires_at_ms);
+/// How long a failed expiry waits before it is tried again.
+constexpr auto expiry_retry = std::chrono::seconds{1};
+
+caf::actor_clock::duration_type millis(int64_t ms) {
+  return std::chrono::duration_cast<caf::actor_clock::duration_type>(std::chrono::milliseconds{ms});
 }
 
-// Returns the time at which leases are judged now: the clock's time, except during the grace
-// after a stall of the process, when it is the moment the stall began (actors/stall.hpp).
-time_point judged_now(self_ptr self) {
-  auto now = self->clock().now();
-  auto& stall = self->state.ctx.stall;
-  return stall ? stall->judged(now) : now;
+// -- bookkeeping -------------------------------------------------------------------------------
+
+void count_waiters(self_ptr self, int64_t delta) {
+  if (auto& waiting = self->state.ctx->waiting)
+    *waiting += delta;
 }
 
-void maybe_report_idle(self_ptr self) {
+/// Counts a request the registry routed here (`seen`, compared with the registry's count at
+/// retirement) and how deep the mailbox was behind it.
+void took_request(self_ptr self) {
   auto& st = self->state;
-  if (st.in_flight > 0 || !st.lock.idle() || st.idle_reported == st.seen)
+  ++st.seen;
+  if (auto* m = st.ctx->metrics.get())
+    m->record_mailbox_depth(self->mailbox().size());
+}
+
+void count_end(self_ptr self, lease_end_cause cause) {
+  if (auto* m = self->state.ctx->metrics.get())
+    m->count_lease_end(cause);
+}
+
+/// Arms, moves or disarms the expiry at the watchdog so that it matches the lease the actor
+/// keeps: armed while the lease is watched or waited for, at its deadline.
+void sync_timer(self_ptr self) {
+  auto& st = self->state;
+  auto& lk = st.lock;
+  bool wanted = lk.lease && (lk.watching || !lk.waiters.empty());
+  auto handle = caf::actor_cast<lock_actor>(self);
+  if (wanted) {
+    if (st.armed_token == lk.lease->token && st.armed_deadline == lk.lease->deadline)
+      return;
+    st.armed_token = lk.lease->token;
+    st.armed_deadline = lk.lease->deadline;
+    self->send(st.ctx->watchdog, arm_atom_v, handle, st.armed_token, to_ns(st.armed_deadline));
+  } else if (st.armed_token != 0) {
+    self->send(st.ctx->watchdog, disarm_atom_v, handle, st.armed_token);
+    st.armed_token = 0;
+  }
+}
+
+/// Runs after every handler and every backend answer: once nothing is in flight, drops a holder
+/// that nobody needs any more, brings the timer in line, and reports idleness.
+void settle(self_ptr self) {
+  auto& st = self->state;
+  if (st.in_flight > 0)
+    return; // the answer on its way settles
+  auto& lk = st.lock;
+  if (lk.lease && !lk.watching && lk.waiters.empty())
+    lk.forget_lease(); // it was only what waiters waited for
+  sync_timer(self);
+  if (!lk.idle() || st.idle_reported == st.seen)
     return;
   st.idle_reported = st.seen;
-  self->send(st.ctx.registry, idle_atom_v, st.lock.name, st.seen);
+  self->send(st.ctx->registry, idle_atom_v, lk.name, st.seen);
 }
 
-// Reports idleness once the handler that created it returns.
-struct idle_check {
+/// Settles when a handler returns, unless a backend call is still in flight.
+struct settle_on_exit {
   self_ptr self;
-  ~idle_check() {
-    maybe_report_idle(self);
+  ~settle_on_exit() {
+    settle(self);
   }
 };
 
-void arm_expiry(self_ptr self) {
-  auto& st = self->state;
-  if (st.lock.holder)
-    self->send(st.ctx.watchdog, arm_atom_v, caf::actor_cast<lock_actor>(self),
-               st.lock.holder->token, to_ns(st.lock.holder->deadline));
+/// Calls the backend through `call`, which gets the callback to pass on; `then` runs with the
+/// answer, and the actor settles after it.
+template <class T, class Call, class Then>
+void ask_backend(self_ptr self, Call call, Then then) {
+  ++self->state.in_flight;
+  call([self, then = std::move(then)](caf::expected<T> x) mutable {
+    --self->state.in_flight;
+    then(std::move(x));
+    settle(self);
+  });
 }
 
-// Tells the event hub how the lease changes from the current holder to `next`.
-void publish_change(self_ptr self, const std::optional<holder_info>& next,
-                    lease_end_cause end_cause) {
-  auto& s = self->state;
-  if (!s.ctx.events || (!s.lock.holder && !next))
+// -- events ------------------------------------------------------------------------------------
+
+lock_event event_of(self_ptr self, lock_event_kind kind, const lease_record& x) {
+  auto& st = self->state;
+  return lock_event{
+    .kind = kind,
+    .name = st.lock.name,
+    .owner = x.owner,
+    .token = x.token,
+    .revision = x.revision,
+    .expires_at_ms = x.expires_at_ms,
+    .at_ms = st.ctx->clock.to_wall_ms(to_ns(self->clock().now())),
+  };
+}
+
+/// Announces that `x` started (acquired) or got a new deadline (renewed).
+void announce_lease(self_ptr self, lock_event_kind kind, const lease_record& x) {
+  if (auto* a = self->state.ctx->announcer.get())
+    a->announce(event_of(self, kind, x));
+}
+
+/// Counts and announces the end of lease `x` (its last state) for `cause`.
+void announce_end(self_ptr self, const lease_record& x, lease_end_cause cause) {
+  count_end(self, cause);
+  auto* a = self->state.ctx->announcer.get();
+  if (a == nullptr)
     return;
-  lock_event ev;
-  ev.name = s.lock.name;
-  ev.at_ms = s.ctx.clock.to_wall_ms(to_ns(self->clock().now()));
-  if (next) {
-    ev.kind = s.lock.holder ? lock_event_kind::renewed : lock_event_kind::acquired;
-    ev.owner = next->owner;
-    ev.token = next->token;
-    ev.revision = next->revision;
-    ev.expires_at_ms = s.ctx.clock.to_wall_ms(to_ns(next->deadline));
-  } else {
-    ev.kind = ended_by_holder(end_cause) || end_cause == lease_end_cause::session_closed
+  auto kind = ended_by_holder(cause) || cause == lease_end_cause::session_closed
                 ? lock_event_kind::released
                 : lock_event_kind::expired;
-    ev.owner = s.lock.holder->owner;
-    ev.token = s.lock.holder->token;
-    ev.revision = s.lock.holder->revision + 1;
-    ev.cause = end_cause;
+  auto ev = event_of(self, kind, x);
+  ev.revision = x.revision + 1;
+  ev.expires_at_ms = 0;
+  ev.cause = cause;
+  a->announce(ev);
+}
+
+// -- answers -----------------------------------------------------------------------------------
+
+void hand_off(self_ptr self);
+
+/// Takes in a lease the store granted to `req` (or refreshed for it) and answers `rp`.
+void take_grant(self_ptr self, const acquire_request& req, const store_answer& x,
+                caf::typed_response_promise<lease>& rp) {
+  auto& lk = self->state.lock;
+  if (x.settled)
+    announce_end(self, *x.settled, lease_end_cause::expired);
+  bool fresh = x.v == verdict::granted;
+  lk.note_lease(x.lease, true);
+  if (fresh)
+    lk.grant_id = req.request_id;
+  announce_lease(self, fresh ? lock_event_kind::acquired : lock_event_kind::renewed, x.lease);
+  rp.deliver(to_lease(lk.name, x.lease));
+}
+
+/// Queues `req` behind the holder, or answers why not.
+void queue_or_refuse(self_ptr self, acquire_request req, caf::typed_response_promise<lease> rp) {
+  auto& st = self->state;
+  auto& ctx = *st.ctx;
+  auto& lk = st.lock;
+  if (req.wait_ms == 0) {
+    rp.deliver(lock_held_error(lk.lease));
+    return;
   }
-  s.ctx.events->publish(ev);
+  if (ctx.draining && ctx.draining->load()) {
+    rp.deliver(shutting_down_error());
+    return;
+  }
+  if (lk.waiters.size() >= ctx.max_waiters) {
+    rp.deliver(
+      caf::make_error(errc::too_many_waiters, "lock " + lk.name + " has too many waiters"));
+    return;
+  }
+  if (ctx.waiting && ctx.waiting->load() >= static_cast<int64_t>(ctx.max_waiters_total)) {
+    rp.deliver(caf::make_error(errc::too_many_waiters,
+                               std::string{"the service has too many waiting acquires"}));
+    return;
+  }
+  auto id = req.request_id;
+  auto wait = millis(req.wait_ms);
+  lk.waiters.push_back(
+    waiter_info{std::move(req), std::move(rp), std::chrono::steady_clock::now()});
+  count_waiters(self, 1);
+  self->delayed_send(self, wait, wait_timeout_atom_v, id);
 }
 
-// Persists `next` as the lock's holder (nullopt = free), then applies it and calls `then`.
-// `end_cause` labels the lease end in the metrics when `next` frees a held lock.
-void commit(self_ptr self, std::optional<holder_info> next, write_done then,
-            lease_end_cause end_cause = lease_end_cause::released) {
-  auto& st = self->state;
-  ++st.in_flight;
-  auto sent = std::chrono::steady_clock::now();
-  auto on_written = [=](bool) {
-    auto& s = self->state;
-    --s.in_flight;
-    if (auto* m = s.ctx.metrics.get())
-      m->record_store_write(std::chrono::steady_clock::now() - sent);
-    if (next)
-      s.lock.last_token = std::max(s.lock.last_token, next->token);
-    // Only a change of holder between none and some moves the held gauge; a renewal does
-    // not. (A hand-off is two commits: the end, then the grant.)
-    if (auto* m = s.ctx.metrics.get()) {
-      if (!s.lock.holder && next)
-        m->lease_started();
-      else if (s.lock.holder && !next)
-        m->lease_ended(end_cause);
-    }
-    publish_change(self, next, end_cause);
-    s.lock.holder = next;
-    arm_expiry(self);
-    then(caf::none);
-    maybe_report_idle(self);
-  };
-  auto on_failed = [=](caf::error& err) {
-    --self->state.in_flight;
-    then(store_error(err));
-    maybe_report_idle(self);
-  };
-  auto record = st.lock.record(next);
-  // The write of a renewal or an end overtakes queued grants at the store, as the request that
-  // caused it overtook them on its way here.
-  bool keeps_or_ends = !next || (st.lock.holder && st.lock.holder->token == next->token);
-  if (keeps_or_ends)
-    self->request<caf::message_priority::high>(st.ctx.store, st.ctx.store_timeout, put_atom_v,
-                                               std::move(record))
-      .await(on_written, on_failed);
-  else
-    self->request(st.ctx.store, st.ctx.store_timeout, put_atom_v, std::move(record))
-      .await(on_written, on_failed);
+/// Answers every waiter with `err` (fail closed: nothing can be granted now).
+void fail_waiters(self_ptr self, const caf::error& err) {
+  auto& lk = self->state.lock;
+  for (auto& w : lk.waiters)
+    w.promise.deliver(err);
+  count_waiters(self, -static_cast<int64_t>(lk.waiters.size()));
+  lk.waiters.clear();
 }
 
-// Grants the free lock to `req` with a new token.
-void grant(self_ptr self, acquire_request req, lease_done done) {
-  auto& st = self->state;
-  ++st.in_flight;
-  self->request(st.ctx.fence, st.ctx.store_timeout, next_token_atom_v)
-    .await(
-      [=](uint64_t token) {
-        --self->state.in_flight;
-        holder_info next{req.owner,        token, req.ttl_ms,
-                         self->clock().now() + millis(req.ttl_ms), req.request_id, 0};
-        commit(self, next, [=](const caf::error& err) {
-          if (err)
-            done(err);
-          else
-            done(self->state.lock.to_lease(next, self->state.ctx.clock));
-        });
-      },
-      [=](caf::error& err) {
-        --self->state.in_flight;
-        done(store_error(err));
-        maybe_report_idle(self);
-      });
-}
-
-// Hands the free lock to the first waiter; on failure answers that waiter and tries the next.
+/// Offers the lock to the first waiter: the store grants it, or names who holds it now (then
+/// the waiters wait for that lease's end).
 void hand_off(self_ptr self) {
-  auto& st = self->state;
-  if (st.lock.holder || st.lock.waiters.empty())
+  auto& lk = self->state.lock;
+  if (lk.waiters.empty())
     return;
-  auto w = std::move(st.lock.waiters.front());
-  st.lock.waiters.pop_front();
-  count_waiters(self->state.ctx, -1);
-  grant(self, w.req, [=, promise = w.promise, since = w.since](caf::expected<lease> x) mutable {
-    if (x) {
-      if (auto* m = self->state.ctx.metrics.get())
-        m->record_wait(std::chrono::steady_clock::now() - since);
-      promise.deliver(std::move(*x));
-    } else {
-      promise.deliver(x.error());
-      hand_off(self);
-    }
-  });
+  auto req = lk.waiters.front().req;
+  ask_backend<store_answer>(
+    self, [&](auto done) { self->state.backend->acquire(self, req, std::move(done)); },
+    [self, req](caf::expected<store_answer> x) {
+      auto& lk2 = self->state.lock;
+      if (!x)
+        return fail_waiters(self, store_error(x.error()));
+      if (x->v != verdict::granted && x->v != verdict::ok) {
+        if (x->v == verdict::held)
+          lk2.note_lease(x->lease, false); // the waiters wait for this lease's end
+        return;
+      }
+      // Nothing else ran meanwhile (await): the front is still this waiter.
+      auto w = lk2.pop_front();
+      count_waiters(self, -1);
+      if (auto* m = self->state.ctx->metrics.get())
+        m->record_wait(std::chrono::steady_clock::now() - w.since);
+      take_grant(self, req, *x, w.promise);
+    });
 }
 
-// Frees the lock (persisted first), counting the end as `cause`, then hands it to the next
-// waiter.
-void end_lease(self_ptr self, lease_end_cause cause, write_done then) {
-  commit(
-    self, std::nullopt,
-    [=](const caf::error& err) {
-      then(err);
-      if (!err)
-        hand_off(self);
-    },
-    cause);
+/// Takes in the end of the kept lease (`x` as it ended) and hands the lock on.
+void lease_ended(self_ptr self, const lease_record& x, lease_end_cause cause) {
+  announce_end(self, x, cause);
+  auto& lk = self->state.lock;
+  if (lk.lease && lk.lease->token == x.token)
+    lk.forget_lease();
+  hand_off(self);
 }
 
-// Ends the lease `token` if it is still the lease and its deadline has passed.
-void expire_if_ended(self_ptr self, uint64_t token) {
-  auto& st = self->state;
-  if (!st.lock.holder || st.lock.holder->token != token)
-    return; // stale timer: released or already replaced
-  auto now = self->clock().now();
-  if (!st.lock.lease_ended(now))
-    return; // stale timer: renewed
-  if (!st.lock.lease_ended(judged_now(self))) {
-    // The deadline fell into a stall of ours: the holder gets the grace to renew first.
-    auto until = st.ctx.stall->grace_until();
-    self->delayed_send(self, until - now, expire_atom_v, token);
-    if (st.ctx.metrics)
-      st.ctx.metrics->expiry_deferred();
-    return;
-  }
-  end_lease(self, lease_end_cause::expired, [=](const caf::error& err) {
-    // Fail closed: until the end is on record the lease stands (nobody else gets the lock, and
-    // its holder cannot renew it either); try again shortly.
-    if (err)
-      self->delayed_send(self, std::chrono::seconds{1}, expire_atom_v, token);
-  });
+/// Asks the store whether the kept lease ended (its deadline passed, or a shared store's event
+/// source was down meanwhile).
+void check_expiry(self_ptr self) {
+  auto known = *self->state.lock.lease;
+  ask_backend<store_answer>(
+    self, [&](auto done) { self->state.backend->expire(self, known, std::move(done)); },
+    [self, known](caf::expected<store_answer> x) {
+      auto& lk = self->state.lock;
+      if (!x) {
+        // Fail closed: until the end is on record the lease stands; look again shortly.
+        if (lk.lease && lk.lease->token == known.token)
+          lk.lease->deadline = self->clock().now() + expiry_retry;
+        return;
+      }
+      switch (x->v) {
+        case verdict::ok:
+          return lease_ended(self, x->lease, lease_end_cause::expired);
+        case verdict::held:
+          lk.note_lease(x->lease, false); // lives on: look again at its new deadline
+          return;
+        case verdict::lost:
+        case verdict::granted:
+          // Ended already (and announced so), or lost by the store, which no write announced.
+          if (x->store_lost)
+            announce_end(self, known, lease_end_cause::store_lost);
+          if (lk.lease && lk.lease->token == known.token)
+            lk.forget_lease();
+          return hand_off(self);
+      }
+    });
 }
 
-// Sets a new deadline (and TTL) on the current lease.
-void extend(self_ptr self, int64_t ttl_ms, lease_done done) {
-  auto next = *self->state.lock.holder;
-  next.ttl_ms = ttl_ms;
-  next.deadline = self->clock().now() + millis(ttl_ms);
-  ++next.revision;
-  commit(self, next, [=](const caf::error& err) {
-    if (err)
-      done(err);
-    else
-      done(self->state.lock.to_lease(next, self->state.ctx.clock));
-  });
-}
-
-template <class T>
-std::function<void(caf::expected<T>)> deliver_to(caf::typed_response_promise<T> rp) {
-  return [rp](caf::expected<T> x) mutable {
-    if (x)
-      rp.deliver(std::move(*x));
-    else
-      rp.deliver(x.error());
-  };
+/// Builds the lease record of a lease watched for this instance's subscribers.
+lease_record watched_lease(self_ptr self, std::string owner, uint64_t token, int64_t expires_at_ms,
+                           int64_t remaining_ms) {
+  lease_record x;
+  x.owner = std::move(owner);
+  x.token = token;
+  x.expires_at_ms = expires_at_ms;
+  // One millisecond past the end: the store rounded the remaining time up already, this covers
+  // the trip of the message.
+  x.deadline = self->clock().now() + millis(std::max<int64_t>(0, remaining_ms) + 1);
+  return x;
 }
 
 } // namespace
 
-lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_context ctx) {
+lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_context_ptr ctx) {
   auto& st = self->state;
-  st.lock.name = name;
+  st.lock.name = std::move(name);
   st.ctx = std::move(ctx);
-  // Nothing is served before the record is loaded: await holds every other message back.
-  ++st.in_flight;
-  self->request(st.ctx.store, st.ctx.store_timeout, load_atom_v, name)
-    .await(
-      [=](stored_lock& rec) {
-        auto& s = self->state;
-        --s.in_flight;
-        s.lock = lock_state::from_record(rec);
-        s.lock.name = name;
-        // A lease recovered from the store is held like a granted one (and will end like one).
-        if (s.lock.holder && s.ctx.metrics)
-          s.ctx.metrics->lease_started();
-        arm_expiry(self); // a deadline that passed while we were down fires at once
-        maybe_report_idle(self);
-      },
-      [=](caf::error& err) {
+  st.backend = st.ctx->store->make_backend(st.lock.name);
+  // Nothing is served before the lock is loaded: the backend awaits the store, if it asks it.
+  ask_backend<lock_view>(
+    self, [&](auto done) { self->state.backend->load(self, std::move(done)); },
+    [self](caf::expected<lock_view> x) {
+      if (!x) {
         // Without its record the lock cannot be judged: refuse to serve it at all.
-        self->quit(store_error(err));
-      });
+        self->quit(store_error(x.error()));
+        return;
+      }
+      // A lease recovered from the store is watched like one granted here: a deadline that
+      // passed while the service was down expires at once.
+      if (x->lease)
+        self->state.lock.note_lease(*x->lease, true);
+    });
   // On shutdown every waiter gets an answer instead of silence.
-  auto answer_waiters = [=] {
-    for (auto& w : self->state.lock.waiters)
-      w.promise.deliver(
-        caf::make_error(errc::shutting_down, std::string{"the service is stopping"}));
-    count_waiters(self->state.ctx, -static_cast<int64_t>(self->state.lock.waiters.size()));
-    self->state.lock.waiters.clear();
-  };
   self->set_exit_handler([=](caf::exit_msg& msg) {
-    answer_waiters();
+    fail_waiters(self, shutting_down_error());
     self->quit(msg.reason);
   });
   return {
     [=](acquire_atom, acquire_request& req) -> caf::result<lease> {
-      idle_check check{self};
+      settle_on_exit on_exit{self};
       auto& s = self->state;
       took_request(self);
-      auto now = judged_now(self);
-      switch (s.lock.decide(req, now, s.ctx.max_waiters)) {
-        case acquire_decision::grant: {
-          auto rp = self->make_response_promise<lease>();
-          grant(self, std::move(req), deliver_to(rp));
-          return rp;
+      auto rp = self->make_response_promise<lease>();
+      switch (s.lock.decide(req, s.ctx->max_waiters)) {
+        case admission::ask_store:
+          ask_backend<store_answer>(
+            self, [&](auto done) { self->state.backend->acquire(self, req, std::move(done)); },
+            [self, req, rp](caf::expected<store_answer> x) mutable {
+              if (!x) {
+                rp.deliver(store_error(x.error()));
+                return;
+              }
+              if (x->v == verdict::granted || x->v == verdict::ok)
+                return take_grant(self, req, *x, rp);
+              self->state.lock.note_lease(x->lease, false);
+              queue_or_refuse(self, std::move(req), std::move(rp));
+            });
+          break;
+        case admission::refresh: {
+          // The holder asks again while others wait: renew its lease in place, so that it
+          // neither jumps the queue with a new lease nor waits behind its own.
+          renew_request renewal{req.name, req.owner, s.lock.lease->token, req.ttl_ms};
+          ask_backend<store_answer>(
+            self, [&](auto done) { self->state.backend->renew(self, renewal, std::move(done)); },
+            [self, req, rp](caf::expected<store_answer> x) mutable {
+              if (!x) {
+                rp.deliver(store_error(x.error()));
+                return;
+              }
+              if (x->v == verdict::ok)
+                return take_grant(self, req, *x, rp);
+              queue_or_refuse(self, std::move(req), std::move(rp)); // it ended: queue like anyone
+            });
+          break;
         }
-        case acquire_decision::refresh: {
-          auto rp = self->make_response_promise<lease>();
-          extend(self, req.ttl_ms, deliver_to(rp));
-          return rp;
-        }
-        case acquire_decision::reject_held:
-          return lock_held_error(s.lock, now, s.ctx.clock);
-        case acquire_decision::reject_full:
-          return caf::make_error(errc::too_many_waiters,
-                                 "lock " + s.lock.name + " has too many waiters");
-        case acquire_decision::wait: {
-          if (auto refused = refuse_waiter_if_draining(s.ctx))
-            return refused;
-          if (!room_for_waiter(self->state.ctx))
-            return caf::make_error(errc::too_many_waiters,
-                                   std::string{"the service has too many waiting acquires"});
-          auto rp = self->make_response_promise<lease>();
-          auto id = req.request_id;
-          auto wait = millis(req.wait_ms);
-          s.lock.waiters.push_back(waiter_info{std::move(req), self->clock().now() + wait, rp,
-                                               std::chrono::steady_clock::now()});
-          count_waiters(self->state.ctx, 1);
-          self->delayed_send(self, wait, wait_timeout_atom_v, id);
-          if (s.lock.lease_ended(now))
-            expire_if_ended(self, s.lock.holder->token);
-          else if (!s.lock.holder && s.in_flight == 0)
-            hand_off(self);
-          return rp;
-        }
+        case admission::queue:
+        case admission::reject_held:
+          queue_or_refuse(self, std::move(req), rp);
+          break;
+        case admission::reject_full:
+          rp.deliver(caf::make_error(errc::too_many_waiters,
+                                     "lock " + s.lock.name + " has too many waiters"));
+          break;
       }
-      return caf::make_error(errc::unavailable, std::string{"unreachable"});
+      return rp;
     },
     [=](renew_atom, renew_request& req) -> caf::result<lease> {
-      idle_check check{self};
-      auto& s = self->state;
+      settle_on_exit on_exit{self};
       took_request(self);
-      if (!s.lock.is_current(req.owner, req.token, judged_now(self)))
-        return lease_lost_error();
       auto rp = self->make_response_promise<lease>();
-      extend(self, req.ttl_ms > 0 ? req.ttl_ms : s.lock.holder->ttl_ms, deliver_to(rp));
+      ask_backend<store_answer>(
+        self, [&](auto done) { self->state.backend->renew(self, req, std::move(done)); },
+        [self, rp](caf::expected<store_answer> x) mutable {
+          if (!x) {
+            rp.deliver(store_error(x.error()));
+            return;
+          } // unconfirmed: the holder counts down
+          if (x->v != verdict::ok) {
+            rp.deliver(lease_lost_error());
+            return;
+          }
+          self->state.lock.note_lease(x->lease, true);
+          announce_lease(self, lock_event_kind::renewed, x->lease);
+          rp.deliver(to_lease(self->state.lock.name, x->lease));
+        });
       return rp;
     },
     [=](release_atom, release_request& req) -> caf::result<bool> {
-      idle_check check{self};
-      auto& s = self->state;
+      settle_on_exit on_exit{self};
       took_request(self);
-      if (!s.lock.is_current(req.owner, req.token, judged_now(self)))
-        return lease_lost_error();
       auto rp = self->make_response_promise<bool>();
       auto cause = req.session_closed ? lease_end_cause::session_closed : lease_end_cause::released;
-      end_lease(self, cause, [rp](const caf::error& err) mutable {
-        if (err)
-          rp.deliver(err);
-        else
+      ask_backend<store_answer>(
+        self, [&](auto done) { self->state.backend->release(self, req, cause, std::move(done)); },
+        [self, rp, cause](caf::expected<store_answer> x) mutable {
+          if (!x) {
+            rp.deliver(store_error(x.error()));
+            return;
+          }
+          if (x->v != verdict::ok) {
+            rp.deliver(lease_lost_error());
+            return;
+          }
           rp.deliver(true);
-      });
+          lease_ended(self, x->lease, cause);
+        });
       return rp;
     },
-    [=](status_atom, const std::string&) -> lock_status {
-      idle_check check{self};
-      auto& s = self->state;
+    [=](status_atom, const std::string&) -> caf::result<lock_status> {
+      settle_on_exit on_exit{self};
       took_request(self);
-      return s.lock.status(judged_now(self), s.ctx.clock);
+      auto rp = self->make_response_promise<lock_status>();
+      ask_backend<lock_view>(
+        self, [&](auto done) { self->state.backend->read(self, std::move(done)); },
+        [self, rp](caf::expected<lock_view> x) mutable {
+          if (!x) {
+            rp.deliver(store_error(x.error()));
+            return;
+          }
+          rp.deliver(self->state.lock.status(*x));
+        });
+      return rp;
     },
-    [=](check_atom, const check_request& req) -> check_result {
-      idle_check check{self};
-      auto& s = self->state;
+    [=](check_atom, const check_request& req) -> caf::result<check_result> {
+      settle_on_exit on_exit{self};
       took_request(self);
-      return s.lock.check(req.token, judged_now(self), s.ctx.clock);
+      auto rp = self->make_response_promise<check_result>();
+      auto token = req.token;
+      ask_backend<lock_view>(
+        self, [&](auto done) { self->state.backend->read(self, std::move(done)); },
+        [rp, token](caf::expected<lock_view> x) mutable {
+          if (!x) {
+            rp.deliver(store_error(x.error()));
+            return;
+          }
+          rp.deliver(check(*x, token));
+        });
+      return rp;
     },
     [=](cancel_atom, const std::string&, uint64_t request_id) {
-      idle_check check{self};
+      settle_on_exit on_exit{self};
       auto& s = self->state;
-      ++s.seen;
+      ++s.seen; // routed by the registry like a request
       if (auto w = s.lock.take_waiter(request_id)) {
-        count_waiters(self->state.ctx, -1);
+        count_waiters(self, -1);
         w->promise.deliver(
           caf::make_error(errc::unavailable, std::string{"cancelled: the client went away"}));
         return;
       }
       // The grant went out but never reached its client: nobody will use or release it.
-      if (request_id != 0 && s.lock.holder && s.lock.holder->grant_id == request_id)
-        end_lease(self, lease_end_cause::undelivered, [](const caf::error&) {});
+      if (request_id == 0 || !s.lock.lease || s.lock.grant_id != request_id)
+        return;
+      release_request undo{s.lock.name, s.lock.lease->owner, s.lock.lease->token, false};
+      ask_backend<store_answer>(
+        self,
+        [&](auto done) {
+          self->state.backend->release(self, undo, lease_end_cause::undelivered, std::move(done));
+        },
+        [self](caf::expected<store_answer> x) {
+          if (x && x->v == verdict::ok)
+            lease_ended(self, x->lease, lease_end_cause::undelivered);
+        });
     },
     [=](expire_atom, uint64_t token) {
-      idle_check check{self};
-      expire_if_ended(self, token);
+      settle_on_exit on_exit{self};
+      auto& s = self->state;
+      if (s.armed_token == token && s.armed_deadline <= self->clock().now())
+        s.armed_token = 0; // this is that timer firing: the watchdog forgot it
+      if (!s.lock.lease || s.lock.lease->token != token)
+        return; // stale: released or replaced meanwhile
+      if (s.lock.lease->deadline > self->clock().now())
+        return; // stale: the deadline moved; the timer was moved with it
+      if (s.lock.watching)
+        check_expiry(self);
+      else
+        hand_off(self); // only waiters wait for it: the first tries (the store ends it then)
     },
     [=](wait_timeout_atom, uint64_t request_id) {
-      idle_check check{self};
+      settle_on_exit on_exit{self};
       auto& s = self->state;
       if (auto w = s.lock.take_waiter(request_id)) {
-        count_waiters(self->state.ctx, -1);
-        w->promise.deliver(lock_held_error(s.lock, self->clock().now(), s.ctx.clock));
+        count_waiters(self, -1);
+        w->promise.deliver(lock_held_error(s.lock.lease));
       }
     },
-    [=](retire_atom) { self->quit(); },
-    // Only the Redis store's lock actors are woken; here every hand-off is local.
-    [=](wake_atom, uint64_t) {},
-    // Only the Redis store's lock actors watch leases granted elsewhere.
-    [=](watch_atom, const std::string&, uint64_t, int64_t) {
-      idle_check check{self};
-      ++self->state.seen; // routed by the registry like a request
+    [=](retire_atom) {
+      auto& s = self->state;
+      if (s.armed_token != 0)
+        self->send(s.ctx->watchdog, disarm_atom_v, caf::actor_cast<lock_actor>(self),
+                   s.armed_token);
+      self->quit();
+    },
+    [=](wake_atom) {
+      settle_on_exit on_exit{self};
+      hand_off(self);
+    },
+    [=](resync_atom) {
+      settle_on_exit on_exit{self};
+      if (self->state.lock.lease)
+        check_expiry(self); // whatever happened meanwhile, the store tells
+      else
+        hand_off(self);
+    },
+    [=](watch_atom, std::string& owner, uint64_t token, int64_t expires_at_ms,
+        int64_t remaining_ms) {
+      settle_on_exit on_exit{self};
+      auto& s = self->state;
+      ++s.seen; // routed by the registry like a request
+      if (s.lock.lease && s.lock.lease->token == token) {
+        s.lock.watching = true; // known already, with the deadline of an answer
+        return;
+      }
+      s.lock.note_lease(watched_lease(self, std::move(owner), token, expires_at_ms, remaining_ms),
+                        true);
     },
     [=](drain_atom) {
-      idle_check check{self};
-      answer_waiters();
+      settle_on_exit on_exit{self};
+      fail_waiters(self, shutting_down_error());
     },
   };
 }

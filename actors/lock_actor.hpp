@@ -1,65 +1,73 @@
 #pragma once
 
+// The one lock actor: one per lock name, the serialization point of that lock on this instance,
+// whatever store runs behind it (actors/store/backend.hpp).
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
+
+#include <caf/actor_clock.hpp>
 
 #include "actors/clock.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/lock_state.hpp"
-#include "actors/stall.hpp"
+#include "actors/store/backend.hpp"
 
 namespace fencelock {
 
-class event_hub;
 class metrics;
 
-/// What every lock actor needs to know about the rest of the service.
+/// What every lock actor knows about the rest of the service. One per service, shared.
 struct lock_context {
-  /// The embedded store (with `fence`); unset when the Redis store is used.
-  store_actor store;
-  /// The Redis store; when set, lock actors are redis_lock_actors (actors/redis_lock_actor.hpp).
-  redis_store_actor redis;
-  fence_issuer_actor fence;
+  /// The store: each lock actor gets its backend from it.
+  std::shared_ptr<store_runtime> store;
+  /// Where changes are announced: the store's event source (null = nowhere, in unit tests).
+  std::shared_ptr<change_announcer> announcer;
   watchdog_actor watchdog;
   registry_actor registry;
+  /// Maps the actor clock to wall-clock time for event timestamps.
   clock_mapping clock;
+  /// Waiters one lock may queue.
   uint32_t max_waiters = 1000;
-  /// How long a store or fence request may take before it counts as failed (fail closed).
-  caf::timespan store_timeout = std::chrono::seconds{10};
-  /// Counts lease grants and ends (null = not counted, as in unit tests and benchmarks).
-  std::shared_ptr<fencelock::metrics> metrics;
-  /// Receives every change of the lease once it is on record (null = nobody listens).
-  std::shared_ptr<event_hub> events;
-  /// Waiting acquires over all locks, shared by every lock actor (null = not bounded).
-  std::shared_ptr<std::atomic<int64_t>> waiting;
+  /// Waiting acquires over all locks (counted in `waiting`).
   uint32_t max_waiters_total = 100'000;
   /// Lock actors the registry keeps at once before it refuses to spawn another.
   uint32_t max_locks = 100'000;
-  /// The watchdog's record of process stalls, whose grace puts off judging leases (null = none).
-  std::shared_ptr<stall_window> stall;
+  /// Counts lease ends, waits and mailbox depths (null = not counted, as in some unit tests).
+  std::shared_ptr<fencelock::metrics> metrics;
+  /// Waiting acquires over all locks, shared by every lock actor (null = not bounded).
+  std::shared_ptr<std::atomic<int64_t>> waiting;
   /// Set when the service drains for shutdown: acquires no longer queue (null = never).
   std::shared_ptr<std::atomic<bool>> draining;
 };
+
+using lock_context_ptr = std::shared_ptr<const lock_context>;
 
 struct lock_actor_state {
   // Not an aggregate: CAF would otherwise try to build the state from the actor pointer.
   lock_actor_state() = default;
 
   lock_state lock;
-  lock_context ctx;
-  uint64_t seen = 0;                    // messages the registry routed here, handled so far
-  uint64_t idle_reported = UINT64_MAX;  // `seen` when idle was last reported
-  uint32_t in_flight = 0;               // operations awaiting the fence issuer or the store
+  lock_context_ptr ctx;
+  std::unique_ptr<lock_backend> backend;
+  /// The expiry armed at the watchdog (token 0 = none), so that it is armed and disarmed
+  /// exactly when the lease the actor keeps asks for it.
+  uint64_t armed_token = 0;
+  caf::actor_clock::time_point armed_deadline;
+  uint64_t seen = 0;                   // messages the registry routed here, handled so far
+  uint64_t idle_reported = UINT64_MAX; // `seen` when idle was last reported
+  uint32_t in_flight = 0;              // backend calls awaiting their answer
   static inline const char* name = "fencelock.lock";
 };
 
-/// Runs the lock `name`: loads its record, then serves acquire, renew, release, status and cancel
-/// one at a time. Every state change is persisted before it is applied and answered; while a
-/// write is in flight the actor handles nothing else. Reports itself idle to the registry, which
-/// then retires it.
+/// Runs lock `name`: loads it from the store, then serves one request at a time, each through
+/// the store's backend (awaited: nothing else runs meanwhile). Keeps the FIFO of waiters, arms
+/// the lease's expiry at the watchdog, announces changes, and reports itself idle to the
+/// registry, which then retires it.
 lock_actor::behavior_type lock_actor_impl(lock_actor::stateful_pointer<lock_actor_state> self,
-                                          std::string name, lock_context ctx);
+                                          std::string name, lock_context_ptr ctx);
 
 } // namespace fencelock

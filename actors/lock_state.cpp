@@ -4,18 +4,36 @@
 
 namespace fencelock {
 
-acquire_decision lock_state::decide(const acquire_request& req, time_point now,
-                                    uint32_t max_waiters) const noexcept {
-  bool held = holder && !lease_ended(now);
-  if (held && holder->owner == req.owner)
-    return acquire_decision::refresh;
-  if (!holder && waiters.empty())
-    return acquire_decision::grant;
-  if (held && req.wait_ms == 0)
-    return acquire_decision::reject_held;
+admission lock_state::decide(const acquire_request& req, uint32_t max_waiters) const noexcept {
+  if (waiters.empty())
+    return admission::ask_store;
+  if (lease && lease->owner == req.owner)
+    return admission::refresh;
+  if (req.wait_ms == 0)
+    return admission::reject_held;
   if (waiters.size() >= max_waiters)
-    return acquire_decision::reject_full;
-  return acquire_decision::wait;
+    return admission::reject_full;
+  return admission::queue;
+}
+
+void lock_state::note_lease(const lease_record& x, bool watched) {
+  if (!lease || lease->token != x.token) {
+    watching = false;
+    grant_id = 0;
+  }
+  // An answer may come back with an older revision than an event already applied (a renewal
+  // through another instance): keep the highest.
+  auto revision =
+    lease && lease->token == x.token ? std::max(lease->revision, x.revision) : x.revision;
+  lease = x;
+  lease->revision = revision;
+  watching = watching || watched;
+}
+
+void lock_state::forget_lease() noexcept {
+  lease.reset();
+  watching = false;
+  grant_id = 0;
 }
 
 std::optional<waiter_info> lock_state::take_waiter(uint64_t request_id) {
@@ -28,58 +46,40 @@ std::optional<waiter_info> lock_state::take_waiter(uint64_t request_id) {
   return result;
 }
 
-stored_lock lock_state::record(const std::optional<holder_info>& next) const {
-  stored_lock rec;
-  rec.name = name;
-  rec.last_token = last_token;
-  if (next) {
-    rec.held = true;
-    rec.owner = next->owner;
-    rec.token = next->token;
-    rec.ttl_ms = next->ttl_ms;
-    rec.deadline_ns = to_ns(next->deadline);
-    rec.last_token = std::max(last_token, next->token);
-  }
-  return rec;
-}
-
-lease lock_state::to_lease(const holder_info& h, const clock_mapping& clock) const {
-  return {name, h.owner, h.token, h.ttl_ms, clock.to_wall_ms(to_ns(h.deadline))};
-}
-
-check_result lock_state::check(uint64_t token, time_point now,
-                               const clock_mapping& clock) const {
-  check_result result;
-  if (holder && !lease_ended(now)) {
-    result.current = holder->token == token;
-    result.token = holder->token;
-    result.expires_at_ms = clock.to_wall_ms(to_ns(holder->deadline));
-  }
+waiter_info lock_state::pop_front() {
+  auto result = std::move(waiters.front());
+  waiters.erase(waiters.begin());
   return result;
 }
 
-lock_status lock_state::status(time_point now, const clock_mapping& clock) const {
+lock_status lock_state::status(const lock_view& view) const {
   lock_status result;
   result.name = name;
-  result.last_token = last_token;
+  result.last_token = view.last_token;
   result.waiters = waiters.size();
-  if (holder && !lease_ended(now)) {
+  if (view.lease) {
     result.held = true;
-    result.owner = holder->owner;
-    result.token = holder->token;
-    result.expires_at_ms = clock.to_wall_ms(to_ns(holder->deadline));
-    result.revision = holder->revision;
+    result.owner = view.lease->owner;
+    result.token = view.lease->token;
+    result.expires_at_ms = view.lease->expires_at_ms;
+    result.revision = view.lease->revision;
+    result.last_token = std::max(result.last_token, view.lease->token);
   }
   return result;
 }
 
-lock_state lock_state::from_record(const stored_lock& rec) {
-  lock_state result;
-  result.name = rec.name;
-  result.last_token = rec.last_token;
-  if (rec.held)
-    result.holder = holder_info{rec.owner, rec.token, rec.ttl_ms, from_ns(rec.deadline_ns), 0, 0};
+check_result check(const lock_view& view, uint64_t token) {
+  check_result result;
+  if (view.lease) {
+    result.current = view.lease->token == token;
+    result.token = view.lease->token;
+    result.expires_at_ms = view.lease->expires_at_ms;
+  }
   return result;
+}
+
+lease to_lease(const std::string& name, const lease_record& x) {
+  return {name, x.owner, x.token, x.ttl_ms, x.expires_at_ms};
 }
 
 } // namespace fencelock

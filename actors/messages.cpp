@@ -2,7 +2,8 @@
 
 #include <caf/actor_system_config.hpp>
 
-#include "actors/interfaces.hpp"
+#include "actors/store/embedded/lease_store.hpp"
+#include "actors/store/redis/scripts.hpp"
 #include "fencelock/errc.hpp"
 
 namespace fencelock {

@@ -35,13 +35,20 @@ metrics::metrics()
                  .Register(registry_)),
     lease_ends_(prometheus::BuildCounter()
                   .Name("fencelock_lease_ends_total")
-                  .Help("Leases ended, by cause (released, expired, undelivered, session_closed)")
+                  .Help("Leases ended by this instance, by cause (released, expired, "
+                        "undelivered, session_closed, store_lost)")
                   .Register(registry_)),
     locks_held_(prometheus::BuildGauge()
                   .Name("fencelock_locks_held")
                   .Help("Locks currently held")
                   .Register(registry_)
                   .Add({})),
+    lock_actors_(prometheus::BuildGauge()
+                   .Name("fencelock_lock_actors")
+                   .Help("Lock actors alive: held locks and locks with requests in progress "
+                         "(bounded by max-locks)")
+                   .Register(registry_)
+                   .Add({})),
     shed_(prometheus::BuildCounter()
             .Name("fencelock_shed_total")
             .Help("Calls refused with 503 overloaded before reaching a lock, by operation")
@@ -121,21 +128,16 @@ void metrics::record_operation(std::string_view op, std::string_view outcome,
     .Observe(std::chrono::duration<double>(elapsed).count());
 }
 
-void metrics::lease_started() {
-  locks_held_.Increment();
-}
-
-void metrics::lease_ended(lease_end_cause cause) {
-  locks_held_.Decrement();
-  count_lease_end(cause);
-}
-
 void metrics::count_lease_end(lease_end_cause cause) {
   lease_ends_.Add({{"cause", std::string{to_string(cause)}}}).Increment();
 }
 
 void metrics::set_locks_held(int64_t n) {
   locks_held_.Set(static_cast<double>(n));
+}
+
+void metrics::set_lock_actors(std::size_t n) {
+  lock_actors_.Set(static_cast<double>(n));
 }
 
 void metrics::record_shed(std::string_view op) {

@@ -36,18 +36,14 @@ public:
   void record_operation(std::string_view op, std::string_view outcome,
                         std::chrono::steady_clock::duration elapsed);
 
-  /// Counts a lock that went from free to held (a new grant, or a lease recovered at start).
-  void lease_started();
-
-  /// Counts a lock that went from held to free, for `cause`.
-  void lease_ended(lease_end_cause cause);
-
-  /// Counts a lease that ended for `cause` without moving the held gauge (Redis store: this
-  /// instance ended it; the gauge follows the store's event channel instead).
+  /// Counts a lease that this instance ended, for `cause`.
   void count_lease_end(lease_end_cause cause);
 
-  /// Sets the gauge of held locks (Redis store: as heard on the store's event channel).
+  /// Sets the gauge of held locks, as the store's event source counts them.
   void set_locks_held(int64_t n);
+
+  /// Sets the gauge of live lock actors.
+  void set_lock_actors(std::size_t n);
 
   /// Counts a call of `op` shed with 503 overloaded before it reached a lock. Thread-safe.
   void record_shed(std::string_view op);
@@ -91,6 +87,7 @@ private:
   prometheus::Family<prometheus::Histogram>& durations_;
   prometheus::Family<prometheus::Counter>& lease_ends_;
   prometheus::Gauge& locks_held_;
+  prometheus::Gauge& lock_actors_;
   prometheus::Family<prometheus::Counter>& shed_;
   prometheus::Gauge& in_flight_;
   prometheus::Gauge& waiting_;

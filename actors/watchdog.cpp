@@ -1,5 +1,7 @@
 #include "actors/watchdog.hpp"
 
+#include <algorithm>
+
 #include <caf/message_priority.hpp>
 
 #include "actors/clock.hpp"
@@ -7,15 +9,25 @@
 
 namespace fencelock {
 
+expiry_pacing expiry_pacing::per_second(uint32_t per_second) {
+  expiry_pacing result;
+  if (per_second == 0) {
+    result.batch = UINT32_MAX;
+    return result;
+  }
+  // Ten slices a second at most, and never less than one expiry per slice.
+  result.interval = std::chrono::milliseconds{10};
+  result.batch = std::max<uint32_t>(1, per_second / 100);
+  return result;
+}
+
 namespace {
 
 using self_ptr = watchdog_actor::stateful_pointer<watchdog_state>;
 
-void schedule_tick(self_ptr self) {
+void schedule_tick(self_ptr self, caf::actor_clock::time_point earliest) {
   auto& st = self->state;
-  if (st.timers.empty())
-    return;
-  auto earliest = st.timers.begin()->first;
+  earliest = std::max(earliest, st.paced_until); // a backlog drains one slice at a time
   if (st.next_tick && *st.next_tick <= earliest)
     return;
   st.next_tick = earliest;
@@ -25,6 +37,20 @@ void schedule_tick(self_ptr self) {
   self->delayed_send(self, delay, tick_atom_v);
 }
 
+void schedule_next(self_ptr self) {
+  auto& st = self->state;
+  if (!st.timers.empty())
+    schedule_tick(self, st.timers.begin()->first);
+}
+
+void remove_timer(self_ptr self, caf::actor_id id) {
+  auto& st = self->state;
+  if (auto i = st.by_lock.find(id); i != st.by_lock.end()) {
+    st.timers.erase(i->second);
+    st.by_lock.erase(i);
+  }
+}
+
 // Opens a grace window if the actor was not scheduled for longer than a stall takes: called
 // before anything is judged after a wake-up.
 void observe_stall(self_ptr self, caf::actor_clock::time_point now) {
@@ -32,8 +58,9 @@ void observe_stall(self_ptr self, caf::actor_clock::time_point now) {
   if (!st.window)
     return;
   auto gap = now - st.last_beat;
-  if (st.stalls.threshold > caf::timespan::zero() && gap > st.stalls.heartbeat + st.stalls.threshold) {
-    st.window->open(st.last_beat, now + st.stalls.grace);
+  if (st.stalls.threshold > caf::timespan::zero()
+      && gap > st.stalls.heartbeat + st.stalls.threshold) {
+    st.window->open(st.last_beat, now, now + st.stalls.grace);
     if (st.metrics)
       st.metrics->stall_detected();
   }
@@ -43,12 +70,13 @@ void observe_stall(self_ptr self, caf::actor_clock::time_point now) {
 } // namespace
 
 watchdog_actor::behavior_type watchdog_impl(self_ptr self, std::shared_ptr<stall_window> window,
-                                            stall_settings settings,
-                                            std::shared_ptr<metrics> stats) {
+                                            stall_settings settings, std::shared_ptr<metrics> stats,
+                                            expiry_pacing pacing) {
   auto& init = self->state;
   init.window = std::move(window);
   init.stalls = settings;
   init.metrics = std::move(stats);
+  init.pacing = pacing;
   init.last_beat = self->clock().now();
   if (init.window)
     self->delayed_send(self, init.stalls.heartbeat, heartbeat_atom_v);
@@ -59,14 +87,19 @@ watchdog_actor::behavior_type watchdog_impl(self_ptr self, std::shared_ptr<stall
     },
     [=](arm_atom, lock_actor& lock, uint64_t token, int64_t deadline_ns) {
       auto& st = self->state;
-      if (auto i = st.by_lock.find(lock.id()); i != st.by_lock.end()) {
-        st.timers.erase(i->second);
-        st.by_lock.erase(i);
-      }
       auto id = lock.id();
-      auto pos = st.timers.emplace(from_ns(deadline_ns), watchdog_state::timer{std::move(lock), token});
+      remove_timer(self, id);
+      auto pos = st.timers.emplace(
+        from_ns(deadline_ns),
+        watchdog_state::timer{caf::actor_cast<caf::weak_actor_ptr>(lock), id, token});
       st.by_lock.emplace(id, pos);
-      schedule_tick(self);
+      schedule_next(self);
+    },
+    [=](disarm_atom, const lock_actor& lock, uint64_t token) {
+      auto& st = self->state;
+      auto i = st.by_lock.find(lock.id());
+      if (i != st.by_lock.end() && i->second->second.token == token)
+        remove_timer(self, lock.id());
     },
     [=](tick_atom) {
       auto& st = self->state;
@@ -74,14 +107,23 @@ watchdog_actor::behavior_type watchdog_impl(self_ptr self, std::shared_ptr<stall
       observe_stall(self, now); // a stall must be known before expiries go out after it
       if (st.next_tick && *st.next_tick <= now)
         st.next_tick.reset();
+      uint32_t sent = 0;
       while (!st.timers.empty() && st.timers.begin()->first <= now) {
+        if (sent == st.pacing.batch) {
+          // The rest goes out in the next slice: renewals get their turn in between.
+          st.paced_until = now + st.pacing.interval;
+          schedule_next(self);
+          return;
+        }
         auto& t = st.timers.begin()->second;
         // Expiry goes ahead of ordinary requests in the lock's mailbox.
-        self->send<caf::message_priority::high>(t.lock, expire_atom_v, t.token);
-        st.by_lock.erase(t.lock.id());
+        if (auto lock = caf::actor_cast<lock_actor>(t.lock.lock()))
+          self->send<caf::message_priority::high>(lock, expire_atom_v, t.token);
+        st.by_lock.erase(t.id);
         st.timers.erase(st.timers.begin());
+        ++sent;
       }
-      schedule_tick(self);
+      schedule_next(self);
     },
   };
 }

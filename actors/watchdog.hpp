@@ -1,11 +1,13 @@
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <unordered_map>
 
 #include <caf/actor_clock.hpp>
+#include <caf/actor_control_block.hpp>
 
 #include "actors/interfaces.hpp"
 #include "actors/stall.hpp"
@@ -14,29 +16,45 @@ namespace fencelock {
 
 class metrics;
 
+/// How the watchdog paces expiries: at most `batch` go out per `interval`, the rest in the
+/// intervals after, so that a mass expiry cannot starve renewals (etcd's lessor paces its
+/// revocations the same way).
+struct expiry_pacing {
+  uint32_t batch = 100;
+  caf::timespan interval = std::chrono::milliseconds{10};
+
+  /// Returns the pacing that lets `per_second` expiries out per second (0 = unpaced).
+  static expiry_pacing per_second(uint32_t per_second);
+};
+
 struct watchdog_state {
   // Not an aggregate: CAF would otherwise try to build the state from the actor pointer.
   watchdog_state() = default;
 
   struct timer {
-    lock_actor lock;
-    uint64_t token;
+    /// Weak: a timer never keeps a lock actor alive.
+    caf::weak_actor_ptr lock;
+    caf::actor_id id = 0;
+    uint64_t token = 0;
   };
   using queue = std::multimap<caf::actor_clock::time_point, timer>;
-  queue timers;                                           // by deadline
+  queue timers;                                               // by deadline
   std::unordered_map<caf::actor_id, queue::iterator> by_lock; // one timer per lock
-  std::optional<caf::actor_clock::time_point> next_tick;  // earliest tick in flight
+  std::optional<caf::actor_clock::time_point> next_tick;      // earliest tick in flight
+  expiry_pacing pacing;
+  caf::actor_clock::time_point paced_until; // no tick before (a backlog)
   stall_settings stalls;
-  std::shared_ptr<stall_window> window;                   // null = stalls are not watched
+  std::shared_ptr<stall_window> window; // null = stalls are not watched
   std::shared_ptr<fencelock::metrics> metrics;
   caf::actor_clock::time_point last_beat;
   static inline const char* name = "fencelock.watchdog";
 };
 
 /// Sends each lock actor `(expire, token)` when its lease's deadline is reached. A lock has at
-/// most one timer: arming again (after a renewal) replaces it. The lock actor ignores an expiry
-/// for a token that is no longer its lease or whose deadline moved, so a late timer is harmless.
-/// One delayed tick is in flight for the earliest deadline, not one per lease.
+/// most one timer: arming again (after a renewal) replaces it, and disarming (after a release)
+/// removes it. The lock actor ignores an expiry for a token that is no longer its lease or
+/// whose deadline moved, so a late timer is harmless. One delayed tick is in flight for the
+/// earliest deadline, not one per lease, and each tick sends at most `pacing.batch` expiries.
 ///
 /// With a `window`, a heartbeat also watches for stalls of the process (actors/stall.hpp) and
 /// opens the window's grace before any expiry goes out after one; stalls are counted in
@@ -44,6 +62,7 @@ struct watchdog_state {
 watchdog_actor::behavior_type watchdog_impl(watchdog_actor::stateful_pointer<watchdog_state> self,
                                             std::shared_ptr<stall_window> window = nullptr,
                                             stall_settings settings = {},
-                                            std::shared_ptr<metrics> stats = nullptr);
+                                            std::shared_ptr<metrics> stats = nullptr,
+                                            expiry_pacing pacing = {});
 
 } // namespace fencelock

@@ -1,7 +1,8 @@
 #pragma once
 
-// Spawns the service's actors over a store. service::start uses it, and so do the benchmarks,
-// so that what is measured is what runs.
+// Spawns the service's own actors over a store: the watchdog and the registry (which spawns the
+// lock actors). service::start uses it, and so do the benchmarks and the unit fixtures, so that
+// what is measured and tested is what runs.
 
 #include <atomic>
 #include <cstdint>
@@ -10,49 +11,38 @@
 
 #include <caf/actor_system.hpp>
 
+#include "actors/clock.hpp"
 #include "actors/interfaces.hpp"
+#include "actors/store/backend.hpp"
 #include "fencelock/config.hpp"
 
 namespace fencelock {
 
-class event_hub;
 class metrics;
 
-class redis_store;
-
+/// The service's actors and the store they run over.
 struct service_actors {
-  store_actor store;           // embedded store only
-  fence_issuer_actor fence;    // embedded store only
-  redis_store_actor redis;     // Redis store only
+  std::shared_ptr<store_runtime> store;
   watchdog_actor watchdog;
   registry_actor registry;
 
-  /// Returns every handle, the registry first and the store last: the order to stop them in.
+  /// Returns every actor, the registry first and the store's last: the order to stop them in.
   std::vector<caf::actor> stop_order() const;
 };
 
-/// Reads the fence floor and the held locks from `store` (blocking: call it before serving),
-/// then spawns the actors. `detached_store` gives the store actor its own thread, for stores
-/// that block on I/O. The lock actors count lease grants and ends into `stats` and publish their
-/// changes to `events` and their waiting acquires into `waiting`, and queue no more waiters once
-/// `draining` is set (null = none).
-caf::expected<service_actors> spawn_service_actors(caf::actor_system& sys,
-                                                   std::shared_ptr<lease_store> store,
-                                                   const config& cfg, bool detached_store,
-                                                   std::shared_ptr<metrics> stats = nullptr,
-                                                   std::shared_ptr<event_hub> events = nullptr,
-                                                   std::shared_ptr<std::atomic<int64_t>> waiting
-                                                   = nullptr,
-                                                   std::shared_ptr<std::atomic<bool>> draining
-                                                   = nullptr);
+/// What the lock actors share with the service around them (each may be null: not counted).
+struct service_links {
+  std::shared_ptr<metrics> stats;
+  /// Waiting acquires over all locks.
+  std::shared_ptr<std::atomic<int64_t>> waiting;
+  /// Set when the service drains: acquires no longer queue.
+  std::shared_ptr<std::atomic<bool>> draining;
+};
 
-/// Spawns the actors over the Redis store `store` (which the caller starts and stops): lock
-/// actors that run every change as a script, and no fence issuer (Redis hands out tokens).
-service_actors spawn_redis_service_actors(caf::actor_system& sys,
-                                          std::shared_ptr<redis_store> store, const config& cfg,
-                                          std::shared_ptr<metrics> stats,
-                                          std::shared_ptr<event_hub> events,
-                                          std::shared_ptr<std::atomic<int64_t>> waiting,
-                                          std::shared_ptr<std::atomic<bool>> draining);
+/// Spawns the watchdog and the registry over `store` with the limits of `cfg`, starts the
+/// store's event source, and returns the handles. Event timestamps go through `clock`.
+service_actors spawn_service_actors(caf::actor_system& sys, std::shared_ptr<store_runtime> store,
+                                    const config& cfg, clock_mapping clock,
+                                    service_links links = {});
 
 } // namespace fencelock

@@ -41,8 +41,7 @@ Options:
 
 /// Prints the whole `fencelock --help` text to `out`.
 void print_usage(std::ostream& out) {
-  out << usage_head << fencelock::cli::commands_help << usage_tail
-      << fencelock::cli::env_and_codes;
+  out << usage_head << fencelock::cli::commands_help << usage_tail << fencelock::cli::env_and_codes;
 }
 
 } // namespace

@@ -135,7 +135,8 @@ int serve(const std::vector<std::string>& args) {
 
   service svc{sys, cfg};
   if (auto err = svc.start()) {
-    log_error(*log, log_line(log_level::error, "start_failed", failure_fields(sys, "service", err)));
+    log_error(*log,
+              log_line(log_level::error, "start_failed", failure_fields(sys, "service", err)));
     return 1;
   }
   net::http_server http{svc, cfg};
@@ -158,8 +159,8 @@ int serve(const std::vector<std::string>& args) {
     sig = 0;
   http.stop(); // drains: no new requests reach the service from here on
   bool clean = svc.stop();
-  log_lifecycle(*log, log_line(log_level::info, "stopped",
-                               {{"signal", signal_name(sig)}, {"clean", clean}}));
+  log_lifecycle(
+    *log, log_line(log_level::info, "stopped", {{"signal", signal_name(sig)}, {"clean", clean}}));
   return 0;
 }
 

@@ -19,9 +19,10 @@
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
 
-#include "actors/store/memory_store.hpp"
-#include "actors/store/sqlite_store.hpp"
+#include "actors/store/embedded/embedded_store.hpp"
+#include "actors/store/embedded/sqlite_store.hpp"
 #include "actors/wiring.hpp"
+#include "support/memory_store.hpp"
 #include "bench/side_by_side.hpp"
 #include "fencelock/messages.hpp"
 
@@ -68,21 +69,25 @@ double trial(bool durable, int clients, double seconds) {
   } else {
     store = std::make_shared<memory_store>();
   }
-  auto actors = spawn_service_actors(sys, store, config{}, durable);
+  embedded_settings settings;
+  settings.detached = durable; // SQLite blocks on fsync; the memory store does not
+  auto runtime = embedded_store::make(sys, store, settings, nullptr, nullptr);
+  auto actors = spawn_service_actors(sys, std::move(*runtime), config{}, settings.clock);
   auto c = std::make_shared<shared_counters>();
   c->live = clients;
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < clients; ++i)
-    sys.spawn(cycle, actors->registry, "bench:" + std::to_string(i), c);
+    sys.spawn(cycle, actors.registry, "bench:" + std::to_string(i), c);
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   auto cycles = c->cycles.load();
   auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   c->stop = true;
   while (c->live.load() > 0)
     std::this_thread::sleep_for(std::chrono::milliseconds{5});
-  for (auto& a : actors->stop_order())
+  for (auto& a : actors.stop_order())
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   sys.await_all_actors_done();
+  actors.store->close();
   store.reset();
   if (durable)
     std::filesystem::remove_all(dir);

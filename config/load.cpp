@@ -212,8 +212,12 @@ const setting settings[] = {
    .help = "How late the watchdog's heartbeat must be to count as a stall of the process; 0 "
            "turns stall detection off."},
   {.key = "stall-grace-ms", .field = &config::stall_grace_ms, .min = 0, .max = 600'000,
-   .help = "After a stall, how long leases are still judged at the moment it began, so that "
-           "their holders can renew before anything expires."},
+   .help = "After a stall, how long the leases whose deadlines fell into it still count as "
+           "held, so that their holders can renew before they expire."},
+  {.key = "max-expiries-per-second", .field = &config::max_expiries_per_second, .min = 0,
+   .max = 100'000'000,
+   .help = "Lease expiries processed per second at most, in slices of 10 ms; the rest wait for "
+           "the next slice, so that a mass expiry cannot starve renewals. 0 means no limit."},
   // --- runtime ---
   {.key = "actor-threads", .field = &config::actor_threads, .min = 0, .max = 256,
    .help = "Worker threads of the actor system; 0 means one per core."},

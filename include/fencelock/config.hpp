@@ -87,9 +87,12 @@ struct config {
   /// How late the watchdog's heartbeat must be to count as a stall of the process (0 = stalls
   /// are not watched).
   uint32_t stall_threshold_ms = 2'000;
-  /// After a stall, how long leases are still judged at the moment it began: the holders'
-  /// window to renew before anything expires.
+  /// After a stall, how long the leases whose deadlines fell into it still count as held: the
+  /// holders' window to renew before they expire.
   uint32_t stall_grace_ms = 5'000;
+  /// Expiries processed per second at most; the rest wait for the next slice, so that a mass
+  /// expiry cannot starve renewals (0 = no limit).
+  uint32_t max_expiries_per_second = 10'000;
 
   // --- runtime ---------------------------------------------------------------------------
   /// Worker threads of the actor system (0 = one per core).

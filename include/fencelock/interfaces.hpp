@@ -28,13 +28,16 @@ using registry_actor = caf::typed_actor<
   caf::reacts_to<cancel_atom, std::string, uint64_t>,
   /// Internal: a lock actor reports that it is idle after `seen` routed messages.
   caf::reacts_to<idle_atom, std::string, uint64_t>,
-  /// Internal (Redis store): lock `name` ("" = every lock) may be free now; its waiters on this
-  /// instance try again.
+  /// Internal (a shared store's event source): the lease of lock `name` ended, so its waiters
+  /// on this instance try again.
   caf::reacts_to<wake_atom, std::string>,
+  /// Internal (a shared store's event source, back after an outage): every lock looks again.
+  caf::reacts_to<resync_atom>,
   /// Internal: the service drains; every lock actor answers its waiters shutting_down.
   caf::reacts_to<drain_atom>,
-  /// Internal (Redis store): lease (owner, token) of lock `name`, granted or renewed elsewhere
-  /// until `expires_at_ms` (wall clock), has subscribers here: report its expiry.
-  caf::reacts_to<watch_atom, std::string, std::string, uint64_t, int64_t>>;
+  /// Internal (a shared store's event source): lease (owner, token) of lock `name`, granted or
+  /// renewed elsewhere, has subscribers here: watch it to its end, at `expires_at_ms` (wall
+  /// clock), `remaining_ms` from now.
+  caf::reacts_to<watch_atom, std::string, std::string, uint64_t, int64_t, int64_t>>;
 
 } // namespace fencelock

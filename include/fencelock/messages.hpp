@@ -28,17 +28,20 @@ FENCELOCK_ATOM(check, "flcheck");
 // Internal: registry <-> lock actor.
 FENCELOCK_ATOM(idle, "flidle");
 FENCELOCK_ATOM(retire, "flretire");
-/// A lock may have become free elsewhere (Redis store): its waiters try again.
+/// A lock's lease ended elsewhere (a shared store): its waiters try again.
 FENCELOCK_ATOM(wake, "flwake");
+/// A shared store's event source is back after an outage: every lock looks again.
+FENCELOCK_ATOM(resync, "flresync");
 /// The service drains (shutdown): waiters are answered shutting_down, no new ones queue.
 FENCELOCK_ATOM(drain, "fldrain");
-/// Redis store: watch a lease another instance granted, to report its expiry here.
+/// A shared store: watch a lease another instance granted, to report its expiry here.
 FENCELOCK_ATOM(watch, "flwatch");
 
 // Internal: timers.
 FENCELOCK_ATOM(expire, "flexpire");
 FENCELOCK_ATOM(wait_timeout, "flwaitto");
 FENCELOCK_ATOM(arm, "flarm");
+FENCELOCK_ATOM(disarm, "fldisarm");
 FENCELOCK_ATOM(tick, "fltick");
 FENCELOCK_ATOM(heartbeat, "flheartbt");
 

@@ -154,8 +154,6 @@ public:
   void cancel(const std::string& name, uint64_t request_id);
 
 private:
-  caf::error start_redis();
-
   struct impl;
   std::unique_ptr<impl> impl_;
 };

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/faulty_store.hpp"
 #include "tests/unit/actor_fixture.hpp"
 
 using namespace fencelock;
@@ -92,7 +93,7 @@ TEST_CASE("a lease ends at its deadline and is never revived", "[actors]") {
 
 TEST_CASE("a timeout for an older token or a moved deadline is ignored", "[actors]") {
   actor_fixture f;
-  auto lock = f.sys.spawn(lock_actor_impl, std::string{"a"}, f.ctx);
+  auto lock = f.sys.spawn(lock_actor_impl, std::string{"a"}, f.lock_ctx());
   f.run();
   auto granted = f.ask<lease>(lock, acquire_atom_v, acquire_request{"a", "alice", 1000, 0, 1});
   f.run();
@@ -230,7 +231,7 @@ TEST_CASE("store failures fail closed", "[actors]") {
   auto faulty = std::make_shared<faulty_store>(std::make_shared<memory_store>());
   actor_fixture f{faulty};
   auto l = f.acquire("a", "alice", 1000)->value().value();
-  faulty->fail_commits(true);
+  faulty->fail(faulty_store::call::commit);
   // No grant, no renewal, no release without a durable record.
   CHECK(code_of(f.acquire("b", "bob", 1000)) == errc::store_unavailable);
   CHECK_FALSE(f.status("b").held);
@@ -239,8 +240,8 @@ TEST_CASE("store failures fail closed", "[actors]") {
   CHECK(f.status("a").held);
   // An expiry that cannot be recorded leaves the lock unavailable to others, not granted.
   f.advance(1000);
-  CHECK(code_of(f.acquire("a", "bob", 1000)) == errc::lock_held);
-  faulty->fail_commits(false);
+  CHECK(code_of(f.acquire("a", "bob", 1000)) == errc::store_unavailable);
+  faulty->heal();
   f.advance(1000); // the expiry is retried
   auto next = f.acquire("a", "bob", 1000);
   REQUIRE(next->value());
@@ -289,11 +290,6 @@ TEST_CASE("check tells whether a token is the current, unexpired lease", "[actor
 
 namespace {
 
-// Heartbeat 250 ms; a heartbeat 2 s late is a stall; 5 s of grace after it.
-fencelock::stall_settings watched_stalls() {
-  return {std::chrono::milliseconds{250}, std::chrono::seconds{2}, std::chrono::seconds{5}};
-}
-
 // Moves time in heartbeat-sized steps: no stall.
 void pass_time(actor_fixture& f, int64_t ms) {
   for (; ms > 0; ms -= 100)
@@ -303,7 +299,8 @@ void pass_time(actor_fixture& f, int64_t ms) {
 } // namespace
 
 TEST_CASE("after a stall of the process, holders get a grace window to renew", "[actors]") {
-  actor_fixture f{nullptr, 100, 10, watched_stalls()};
+  // Heartbeat 250 ms; a heartbeat 2 s late is a stall; 5 s of grace after it.
+  actor_fixture f{nullptr, 100, 10, true};
   auto renewed = f.acquire("renewed", "alice", 1000)->value().value();
   auto left = f.acquire("left", "bob", 1000)->value().value();
   auto ended = f.acquire("ended", "carol", 200)->value().value();

@@ -1,12 +1,17 @@
-// The pure decisions of one lock, without actors.
+// The pure decisions of one lock, without actors: the lock actor's admission (lock_state), and
+// the embedded store's judgement of a lease (lock_record).
 
 #include <catch2/catch.hpp>
 
 #include "actors/lock_state.hpp"
+#include "actors/stall.hpp"
+#include "actors/store/embedded/lock_record.hpp"
 
 using namespace fencelock;
 
 namespace {
+
+using time_point = caf::actor_clock::time_point;
 
 time_point at(int64_t ms) {
   return time_point{std::chrono::milliseconds{ms}};
@@ -16,49 +21,99 @@ acquire_request req(std::string owner, int64_t wait_ms = 0) {
   return {"a", std::move(owner), 1000, wait_ms, 1};
 }
 
+lease_record held_by(std::string owner, uint64_t token, int64_t deadline_ms) {
+  lease_record x;
+  x.owner = std::move(owner);
+  x.token = token;
+  x.ttl_ms = 1000;
+  x.deadline = at(deadline_ms);
+  return x;
+}
+
 } // namespace
 
-TEST_CASE("lock_state decides acquires", "[lock_state]") {
+TEST_CASE("lock_state admits acquires in FIFO order", "[lock_state]") {
   lock_state st;
   st.name = "a";
-  CHECK(st.decide(req("alice"), at(0), 10) == acquire_decision::grant);
-  st.holder = holder_info{"alice", 3, 1000, at(1000), 1, 0};
-  CHECK(st.decide(req("alice"), at(500), 10) == acquire_decision::refresh);
-  CHECK(st.decide(req("bob"), at(500), 10) == acquire_decision::reject_held);
-  CHECK(st.decide(req("bob", 100), at(500), 10) == acquire_decision::wait);
-  CHECK(st.decide(req("bob", 100), at(500), 0) == acquire_decision::reject_full);
-  // An ended lease is never refreshed: even its owner waits for the cleanup and a new token.
-  CHECK(st.decide(req("alice"), at(1000), 10) == acquire_decision::wait);
-  CHECK(st.decide(req("bob"), at(1000), 10) == acquire_decision::wait);
+  // Nobody waits: the store decides (grant, refresh or held).
+  CHECK(st.decide(req("alice"), 10) == admission::ask_store);
+  st.note_lease(held_by("alice", 3, 1000), true);
+  CHECK(st.decide(req("bob", 100), 10) == admission::ask_store);
+  // Somebody waits: the holder renews in place, everyone else queues behind or is refused.
+  st.waiters.push_back(waiter_info{req("bob", 100), {}, {}});
+  CHECK(st.decide(req("alice"), 10) == admission::refresh);
+  CHECK(st.decide(req("carol"), 10) == admission::reject_held);
+  CHECK(st.decide(req("carol", 100), 10) == admission::queue);
+  CHECK(st.decide(req("carol", 100), 1) == admission::reject_full);
 }
 
-TEST_CASE("lock_state judges leases on the monotonic deadline", "[lock_state]") {
+TEST_CASE("lock_state keeps what it must and nothing more", "[lock_state]") {
   lock_state st;
-  st.holder = holder_info{"alice", 3, 1000, at(1000), 1, 0};
-  CHECK(st.is_current("alice", 3, at(999)));
-  CHECK_FALSE(st.is_current("alice", 3, at(1000)));
-  CHECK_FALSE(st.is_current("alice", 2, at(0)));
-  CHECK_FALSE(st.is_current("bob", 3, at(0)));
+  CHECK(st.idle());
+  st.note_lease(held_by("alice", 3, 1000), false);
+  CHECK(st.idle()); // only what waiters would wait for: nothing to keep
+  st.note_lease(held_by("alice", 3, 2000), true);
+  CHECK_FALSE(st.idle());
+  st.grant_id = 7;
+  // Another lease starts afresh: not watched, not granted here.
+  st.note_lease(held_by("bob", 4, 3000), false);
+  CHECK_FALSE(st.watching);
+  CHECK(st.grant_id == 0);
+  st.forget_lease();
+  CHECK(st.idle());
+}
+
+TEST_CASE("lock_state keeps the highest revision of one lease", "[lock_state]") {
+  lock_state st;
+  auto x = held_by("alice", 3, 1000);
+  x.revision = 4;
+  st.note_lease(x, true);
+  x.revision = 2; // an older answer
+  st.note_lease(x, true);
+  CHECK(st.lease->revision == 4);
+}
+
+TEST_CASE("lock_record judges leases on the monotonic deadline", "[lock_record]") {
+  lock_record rec;
+  rec.holder = held_by("alice", 3, 1000);
+  CHECK(rec.is_current("alice", 3, at(999), nullptr));
+  CHECK_FALSE(rec.is_current("alice", 3, at(1000), nullptr));
+  CHECK_FALSE(rec.is_current("alice", 2, at(0), nullptr));
+  CHECK_FALSE(rec.is_current("bob", 3, at(0), nullptr));
+}
+
+TEST_CASE("a stall protects only the leases whose deadlines fell into it", "[lock_record]") {
+  stall_window stalls;
+  // The process stood still from 500 to 3000 ms; grace until 8000 ms.
+  stalls.open(at(500), at(3000), at(8000));
+  lock_record in_stall;
+  in_stall.holder = held_by("alice", 3, 1000);
+  CHECK(in_stall.alive(at(4000), &stalls));
+  CHECK_FALSE(in_stall.alive(at(8000), &stalls)); // the grace is over
+  // Granted after the wake-up: ends at its deadline as always, grace or not.
+  lock_record after;
+  after.holder = held_by("bob", 4, 3100);
+  CHECK(after.alive(at(3099), &stalls));
+  CHECK_FALSE(after.alive(at(3100), &stalls));
+  // Ended before the stall began: never revived.
+  lock_record before;
+  before.holder = held_by("carol", 5, 400);
+  CHECK_FALSE(before.alive(at(4000), &stalls));
+}
+
+TEST_CASE("lock_record round-trips through the store", "[lock_record]") {
   clock_mapping clock{1'000'000, 0};
-  auto s = st.status(at(10), clock);
-  CHECK(s.held);
-  CHECK(s.expires_at_ms == 1'001'000);
-  CHECK_FALSE(st.status(at(1000), clock).held);
-}
-
-TEST_CASE("lock_state records round-trip", "[lock_state]") {
-  lock_state st;
-  st.name = "a";
-  st.last_token = 2;
-  holder_info h{"alice", 3, 1000, at(1000), 9};
-  auto rec = st.record(h);
-  CHECK(rec.held);
-  CHECK(rec.last_token == 3);
-  auto back = lock_state::from_record(rec);
+  lock_record rec;
+  rec.last_token = 2;
+  auto stored = rec.to_stored("a", held_by("alice", 3, 1000));
+  CHECK(stored.held);
+  CHECK(stored.last_token == 3);
+  auto back = lock_record::from_stored(stored, clock);
   REQUIRE(back.holder);
   CHECK(back.holder->owner == "alice");
   CHECK(back.holder->deadline == at(1000));
-  CHECK(back.holder->grant_id == 0); // a restart forgets undelivered grants: they stand
-  CHECK_FALSE(st.record(std::nullopt).held);
-  CHECK(st.record(std::nullopt).last_token == 2);
+  CHECK(back.holder->expires_at_ms == 1'001'000);
+  auto freed = rec.to_stored("a", std::nullopt);
+  CHECK_FALSE(freed.held);
+  CHECK(freed.last_token == 2);
 }

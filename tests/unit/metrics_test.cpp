@@ -2,6 +2,7 @@
 // the scrape is the Prometheus text format. No sockets.
 
 #define CATCH_CONFIG_ENABLE_OPTIONAL_STRINGMAKER
+#include "support/lab.hpp"
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -62,17 +63,20 @@ TEST_CASE("metrics count operations and their durations", "[metrics]") {
 }
 
 TEST_CASE("the held gauge follows lease starts and ends", "[metrics]") {
-  fencelock::metrics m;
-  m.lease_started();
-  m.lease_started();
-  CHECK(sample(m.scrape(), "fencelock_locks_held") == 2.0);
-  m.lease_ended(lease_end_cause::released);
-  m.lease_ended(lease_end_cause::expired);
-  auto text = m.scrape();
+  fencelock::test::embedded_lab lab;
+  auto a = lab.acquire("a", "alice", 1000)->value().value();
+  auto b = lab.acquire("b", "bob", 1000)->value().value();
+  CHECK(sample(lab.stats->scrape(), "fencelock_locks_held") == 2.0);
+  lab.renew("a", "alice", a.token); // a renewal leaves it unchanged
+  CHECK(sample(lab.stats->scrape(), "fencelock_locks_held") == 2.0);
+  lab.release("a", "alice", a.token);
+  lab.advance(1000); // b expires
+  auto text = lab.stats->scrape();
   CHECK(sample(text, "fencelock_locks_held") == 0.0);
   CHECK(sample(text, R"(fencelock_lease_ends_total{cause="released"})") == 1.0);
   CHECK(sample(text, R"(fencelock_lease_ends_total{cause="expired"})") == 1.0);
   CHECK(sample(text, R"(fencelock_lease_ends_total{cause="undelivered"})") == 0.0);
+  (void)b;
 }
 
 TEST_CASE("GET /metrics routes to the metrics, other methods get 405", "[metrics][net]") {

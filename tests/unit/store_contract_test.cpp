@@ -4,8 +4,8 @@
 
 #include <filesystem>
 
-#include "actors/store/memory_store.hpp"
-#include "actors/store/sqlite_store.hpp"
+#include "support/memory_store.hpp"
+#include "actors/store/embedded/sqlite_store.hpp"
 
 using namespace fencelock;
 

@@ -7,7 +7,6 @@
 #include <boost/asio/write.hpp>
 #include <hiredis/hiredis.h>
 
-#include "common/log.hpp"
 
 namespace fencelock::redis {
 
@@ -220,10 +219,10 @@ void connection::send_setup() {
         if (--*left == 0) {
           self->backoff_ = self->settings_.backoff_min;
           self->up_.store(true);
-          log_event(log_level::info, "redis_up",
-                    {{"role", self->settings_.role},
-                     {"host", self->settings_.where.host},
-                     {"port", self->settings_.where.port}});
+          self->note(log_level::info, "redis_up",
+                     {{"role", self->settings_.role},
+                      {"host", self->settings_.where.host},
+                      {"port", self->settings_.where.port}});
           if (self->on_state_)
             self->on_state_(true, {});
           self->arm_keepalive();
@@ -343,17 +342,23 @@ void connection::fail(const std::string& why) {
   for (auto& p : failed)
     p.done(outcome{std::nullopt, "redis: " + why});
   if (was_up) {
-    log_event(log_level::warn, "redis_down", {{"role", settings_.role}, {"reason", why}});
+    note(log_level::warn, "redis_down", {{"role", settings_.role}, {"reason", why}});
     if (on_state_)
       on_state_(false, why);
   } else if (was_connecting && backoff_ == settings_.backoff_min) {
     // Logged once per outage, not on every retry.
-    log_event(log_level::warn, "redis_unreachable", {{"role", settings_.role}, {"reason", why}});
+    note(log_level::warn, "redis_unreachable", {{"role", settings_.role}, {"reason", why}});
     if (on_state_)
       on_state_(false, why);
   }
   if (why != "stopped")
     schedule_reconnect();
+}
+
+void connection::note(log_level level, std::string_view event,
+                      const boost::json::object& fields) {
+  if (settings_.note)
+    settings_.note(level, event, fields);
 }
 
 void connection::schedule_reconnect() {

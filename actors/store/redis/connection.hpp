@@ -20,13 +20,16 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/json/object.hpp>
 
 #include "actors/store/redis/value.hpp"
+#include "common/log.hpp"
 #include "common/redis_url.hpp"
 
 struct redisReader;
@@ -50,6 +53,9 @@ public:
     /// Silence after which a PING checks that Redis still answers (0 = never). A subscriber
     /// connection needs it: it sends no commands of its own.
     std::chrono::milliseconds keepalive{0};
+    /// Receives what an operator should know: the connection up, down or unreachable (null =
+    /// nobody). Runs on the I/O thread.
+    std::function<void(log_level, std::string_view, const boost::json::object&)> note;
     /// Names the connection in log lines.
     std::string role = "redis";
   };
@@ -103,6 +109,7 @@ private:
   void arm_keepalive();
   void fail(const std::string& why);
   void schedule_reconnect();
+  void note(log_level level, std::string_view event, const boost::json::object& fields);
 
   boost::asio::io_context& io_;
   settings settings_;

@@ -9,7 +9,6 @@
 #include <boost/uuid/detail/sha1.hpp>
 #include <caf/send.hpp>
 
-#include "actors/metrics.hpp"
 #include "fencelock/errc.hpp"
 
 namespace fencelock {
@@ -94,8 +93,12 @@ std::optional<lock_event> parse_store_event(std::string_view text) {
   return ev;
 }
 
-redis_store::redis_store(redis_settings s, event_sink on_event, resync_sink on_resync)
-  : settings_(std::move(s)), on_event_(std::move(on_event)), on_resync_(std::move(on_resync)) {
+redis_store::redis_store(redis_settings s, event_sink on_event, resync_sink on_resync,
+                         std::shared_ptr<store_reporter> reporter)
+  : settings_(std::move(s)),
+    on_event_(std::move(on_event)),
+    on_resync_(std::move(on_resync)),
+    reporter_(std::move(reporter)) {
   for (auto id : {redis::script_id::acquire, redis::script_id::renew, redis::script_id::release,
                   redis::script_id::expire, redis::script_id::peek, redis::script_id::list})
     shas_.push_back(sha1_hex(redis::script_for(id).body));
@@ -112,6 +115,12 @@ void redis_store::start() {
   cmd.where = settings_.where;
   cmd.timeout = settings_.timeout;
   cmd.role = "commands";
+  auto note = [reporter = reporter_](log_level level, std::string_view event,
+                                     const boost::json::object& fields) {
+    if (reporter)
+      reporter->note(level, event, fields);
+  };
+  cmd.note = note;
   // Loaded once per connection; a NOSCRIPT later (SCRIPT FLUSH, a failover) falls back to EVAL.
   for (auto id : {redis::script_id::acquire, redis::script_id::renew, redis::script_id::release,
                   redis::script_id::expire, redis::script_id::peek, redis::script_id::list})
@@ -121,6 +130,7 @@ void redis_store::start() {
   sub.where = settings_.where;
   sub.timeout = settings_.timeout;
   sub.role = "events";
+  sub.note = note;
   sub.setup.push_back({"SUBSCRIBE", channel()});
   sub.keepalive = std::max(settings_.timeout, std::chrono::milliseconds{1000});
   events_ = redis::connection::make(
@@ -184,20 +194,28 @@ void redis_store::run(redis::script_id id, std::vector<std::string> keys,
   });
 }
 
-std::string redis_store::lock_key(std::string_view name) const {
-  return settings_.key_prefix + "lock:" + std::string{name};
+void redis_store::post(std::function<void()> f) {
+  boost::asio::post(io_, std::move(f));
 }
 
-std::string redis_store::token_key() const {
-  return settings_.key_prefix + "token";
+const redis_settings& redis_store::settings() const noexcept {
+  return settings_;
 }
 
-std::string redis_store::held_key() const {
-  return settings_.key_prefix + "held";
+std::string script_runner::lock_key(std::string_view name) const {
+  return settings().key_prefix + "lock:" + std::string{name};
 }
 
-std::string redis_store::channel() const {
-  return settings_.key_prefix + "events";
+std::string script_runner::token_key() const {
+  return settings().key_prefix + "token";
+}
+
+std::string script_runner::held_key() const {
+  return settings().key_prefix + "held";
+}
+
+std::string script_runner::channel() const {
+  return settings().key_prefix + "events";
 }
 
 // -- the actor ---------------------------------------------------------------------------------
@@ -206,8 +224,27 @@ namespace {
 
 using self_ptr = redis_store_actor::stateful_pointer<redis_store_actor_state>;
 
-std::string keep_ms(const redis_store& s) {
+std::string keep_ms(const script_runner& s) {
   return std::to_string(s.settings().keep_ended.count());
+}
+
+// Deadlines are reported as Redis's clock has them, so that every instance tells the same.
+lock_list to_lock_list(std::vector<redis::script_lease> xs, uint32_t limit) {
+  lock_list result;
+  for (auto& x : xs) {
+    lock_status entry;
+    entry.name = std::move(x.name);
+    entry.held = true;
+    entry.owner = std::move(x.owner);
+    entry.token = x.token;
+    entry.expires_at_ms = x.deadline_ms;
+    entry.last_token = x.token;
+    entry.revision = x.revision;
+    result.locks.push_back(std::move(entry));
+  }
+  if (!result.locks.empty() && result.locks.size() == limit)
+    result.next_cursor = result.locks.back().name;
+  return result;
 }
 
 caf::error store_failure(const std::string& why) {
@@ -240,10 +277,10 @@ caf::result<redis::script_lease> call_one(self_ptr self, redis::script_id id,
 } // namespace
 
 redis_store_actor::behavior_type redis_store_actor_impl(self_ptr self,
-                                                        std::shared_ptr<redis_store> store,
-                                                        std::shared_ptr<fencelock::metrics> stats) {
+                                                        std::shared_ptr<script_runner> store,
+                                                        std::shared_ptr<store_reporter> reporter) {
   self->state.store = std::move(store);
-  self->state.metrics = std::move(stats);
+  self->state.reporter = std::move(reporter);
   return {
     [=](acquire_atom, const acquire_request& req) {
       auto& s = *self->state.store;
@@ -273,14 +310,15 @@ redis_store_actor::behavior_type redis_store_actor_impl(self_ptr self,
       auto& s = *self->state.store;
       return call_one(self, redis::script_id::peek, {s.lock_key(name)}, {});
     },
-    [=](list_atom, const list_request& req) -> caf::result<std::vector<redis::script_lease>> {
+    [=](list_atom, const list_request& req) -> caf::result<lock_list> {
       auto& s = *self->state.store;
       auto call_id = start_call(self, redis::script_id::list, {s.held_key()},
                                 {s.lock_key(""), req.prefix, req.cursor,
                                  std::to_string(req.limit)});
       auto& c = self->state.calls[call_id];
       c.script = redis::script_id::list;
-      c.many = self->make_response_promise<std::vector<redis::script_lease>>();
+      c.limit = req.limit;
+      c.many = self->make_response_promise<lock_list>();
       return c.many;
     },
     [=](redis_reply_atom, uint64_t call_id, redis_reply& r) {
@@ -291,8 +329,8 @@ redis_store_actor::behavior_type redis_store_actor_impl(self_ptr self,
       auto c = std::move(i->second);
       st.calls.erase(i);
       bool writes = c.script != redis::script_id::peek && c.script != redis::script_id::list;
-      if (writes && st.metrics)
-        st.metrics->record_store_write(std::chrono::steady_clock::now() - c.sent);
+      if (writes && st.reporter)
+        st.reporter->write_took(std::chrono::steady_clock::now() - c.sent);
       if (!r.result) {
         if (c.script == redis::script_id::list)
           c.many.deliver(store_failure(r.result.failure));
@@ -309,7 +347,7 @@ redis_store_actor::behavior_type redis_store_actor_impl(self_ptr self,
         }
         for (auto& x : *xs)
           st.seen_token = std::max(st.seen_token, x.token);
-        c.many.deliver(std::move(*xs));
+        c.many.deliver(to_lock_list(std::move(*xs), c.limit));
         return;
       }
       auto x = redis::decode_lease(*r.result.reply, why);

@@ -3,12 +3,11 @@
 // A lease store in process memory, for unit tests. It "survives a crash" as long as the object
 // does: tests keep it alive across actor systems to simulate a restart.
 
-#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
 
-#include "actors/store/lease_store.hpp"
+#include "actors/store/embedded/lease_store.hpp"
 
 namespace fencelock {
 
@@ -31,28 +30,6 @@ private:
   std::map<std::string, stored_lock> locks_;
   uint64_t fence_ceiling_ = 0;
   uint64_t commits_ = 0;
-};
-
-/// Wraps a store and fails selected calls, to test that failures fail closed.
-class faulty_store : public lease_store {
-public:
-  explicit faulty_store(std::shared_ptr<lease_store> inner) : inner_(std::move(inner)) {
-  }
-
-  /// Makes every commit fail while `on` (loads and reads keep working).
-  void fail_commits(bool on) {
-    fail_commits_ = on;
-  }
-
-  caf::expected<stored_lock> load(const std::string& name) override;
-  caf::error commit(const store_batch& batch) override;
-  caf::expected<std::vector<stored_lock>> list_held(const list_request& req) override;
-  caf::expected<std::vector<std::string>> held_names() override;
-  caf::expected<uint64_t> fence_floor() override;
-
-private:
-  std::shared_ptr<lease_store> inner_;
-  std::atomic<bool> fail_commits_ = false;
 };
 
 } // namespace fencelock

@@ -1,4 +1,4 @@
-#include "actors/store/memory_store.hpp"
+#include "support/memory_store.hpp"
 
 #include <algorithm>
 
@@ -65,28 +65,6 @@ uint64_t memory_store::fence_ceiling() const {
 uint64_t memory_store::commits() const {
   std::lock_guard guard{mtx_};
   return commits_;
-}
-
-caf::expected<stored_lock> faulty_store::load(const std::string& name) {
-  return inner_->load(name);
-}
-
-caf::error faulty_store::commit(const store_batch& batch) {
-  if (fail_commits_)
-    return caf::make_error(errc::store_unavailable, std::string{"injected commit failure"});
-  return inner_->commit(batch);
-}
-
-caf::expected<std::vector<stored_lock>> faulty_store::list_held(const list_request& req) {
-  return inner_->list_held(req);
-}
-
-caf::expected<std::vector<std::string>> faulty_store::held_names() {
-  return inner_->held_names();
-}
-
-caf::expected<uint64_t> faulty_store::fence_floor() {
-  return inner_->fence_floor();
 }
 
 } // namespace fencelock

@@ -1,4 +1,4 @@
-#include "actors/store/sqlite_store.hpp"
+#include "actors/store/embedded/sqlite_store.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>

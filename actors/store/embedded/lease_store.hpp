@@ -3,7 +3,8 @@
 // The one interface every lease store implements. A store keeps, per lock, the holder (owner,
 // token, TTL, deadline on the monotonic clock) and the last token ever granted, plus the fence
 // ceiling: the bound below which the fence issuer may hand out tokens. Stores are plain,
-// synchronous C++ objects; store_actor wraps one and batches writes (group commit).
+// synchronous C++ objects; store_actor (store_actor.hpp) wraps one and batches writes (group
+// commit).
 
 #include <cstdint>
 #include <string>

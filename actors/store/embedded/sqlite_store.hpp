@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "actors/store/lease_store.hpp"
+#include "actors/store/embedded/lease_store.hpp"
 
 struct sqlite3;
 struct sqlite3_stmt;

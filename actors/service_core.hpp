@@ -1,0 +1,40 @@
+#pragma once
+
+// What a service shares with the callbacks it hands out: they hold it, so one that runs after
+// the service was destroyed (a stop() that gave up after its grace) still finds it intact.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "actors/event_hub.hpp"
+#include "actors/metrics.hpp"
+#include "fencelock/config.hpp"
+
+namespace fencelock {
+
+struct service_core {
+  explicit service_core(config c) : cfg(std::move(c)) {
+  }
+
+  const config cfg;
+  /// Outlives stop(): the counts of a stopped service can still be scraped.
+  std::shared_ptr<metrics> stats = std::make_shared<metrics>();
+  std::shared_ptr<event_hub> events = std::make_shared<event_hub>();
+  std::shared_ptr<std::atomic<bool>> running = std::make_shared<std::atomic<bool>>(false);
+  /// Calls in progress (from validation to answer), and how many of them are waiting acquires.
+  std::atomic<int64_t> in_flight{0};
+  std::shared_ptr<std::atomic<int64_t>> waiting = std::make_shared<std::atomic<int64_t>>(0);
+  /// Set by drain(): waiters were answered and no new ones queue.
+  std::shared_ptr<std::atomic<bool>> draining = std::make_shared<std::atomic<bool>>(false);
+  /// The network I/O loop's latest lag, as its front end reports it.
+  std::atomic<int64_t> io_lag_us{0};
+  std::atomic<uint64_t> next_id{1};
+
+  /// Returns the requests in progress that are not waiting acquires: the work the service holds.
+  int64_t busy() const noexcept {
+    return in_flight.load() - waiting->load();
+  }
+};
+
+} // namespace fencelock

@@ -1,0 +1,250 @@
+#include "actors/store/embedded/embedded_store.hpp"
+
+#include <atomic>
+#include <chrono>
+
+#include "actors/event_hub.hpp"
+#include "actors/fence_issuer.hpp"
+#include "actors/store/embedded/lock_record.hpp"
+
+namespace fencelock {
+
+namespace {
+
+using env_ptr = std::shared_ptr<const embedded_store::environment>;
+using time_point = caf::actor_clock::time_point;
+
+/// The embedded store's event source: lock actors announce each change once it is durable; it
+/// goes to the event hub, and the held gauge follows it.
+class local_announcer : public change_announcer {
+public:
+  local_announcer(std::shared_ptr<event_hub> events, std::shared_ptr<store_reporter> reporter,
+                  int64_t held)
+    : events_(std::move(events)), reporter_(std::move(reporter)), held_(held) {
+    if (reporter_)
+      reporter_->locks_held(held);
+  }
+
+  void announce(const lock_event& ev) override {
+    if (events_)
+      events_->publish(ev);
+    int64_t delta = ev.kind == lock_event_kind::acquired ? 1 : ev.ends_lease() ? -1 : 0;
+    if (delta != 0 && reporter_)
+      reporter_->locks_held(held_ += delta);
+  }
+
+private:
+  std::shared_ptr<event_hub> events_;
+  std::shared_ptr<store_reporter> reporter_;
+  std::atomic<int64_t> held_;
+};
+
+/// One lock's backend: its record, changed only once the store made the change durable.
+class embedded_backend : public lock_backend {
+public:
+  embedded_backend(env_ptr env, std::string name) : env_(std::move(env)), name_(std::move(name)) {
+  }
+
+  void load(lock_self self, reply<lock_view> done) override {
+    self->request(env_->store, env_->timeout, load_atom_v, name_)
+      .await(
+        [this, done](stored_lock& rec) {
+          rec_ = lock_record::from_stored(rec, env_->clock);
+          // The lease as stored, even past its deadline: the lock actor arms its expiry, which
+          // then fires at once.
+          done(lock_view{rec_.holder, rec_.last_token});
+        },
+        [done](caf::error& err) { done(std::move(err)); });
+  }
+
+  void acquire(lock_self self, const acquire_request& req, reply<store_answer> done) override {
+    auto now = self->clock().now();
+    if (rec_.alive(now, stalls())) {
+      if (rec_.holder->owner == req.owner)
+        return extend(self, req.ttl_ms, std::move(done));
+      return done(store_answer{verdict::held, *rec_.holder, std::nullopt});
+    }
+    // Free, or the lease ran out and its expiry is not written yet: end it with this grant.
+    auto settled = rec_.holder;
+    self->request(env_->fence, env_->timeout, next_token_atom_v)
+      .await(
+        [this, self, req, settled, done](uint64_t token) {
+          auto next = make_lease(req.owner, token, req.ttl_ms, self->clock().now(), env_->clock);
+          commit(self, next, false, [next, settled, done](caf::error err) {
+            if (err)
+              return done(std::move(err));
+            done(store_answer{verdict::granted, next, settled});
+          });
+        },
+        [done](caf::error& err) { done(std::move(err)); });
+  }
+
+  void renew(lock_self self, const renew_request& req, reply<store_answer> done) override {
+    if (!rec_.is_current(req.owner, req.token, self->clock().now(), stalls()))
+      return done(store_answer{});
+    extend(self, req.ttl_ms > 0 ? req.ttl_ms : rec_.holder->ttl_ms, std::move(done));
+  }
+
+  void release(lock_self self, const release_request& req, lease_end_cause,
+               reply<store_answer> done) override {
+    if (!rec_.is_current(req.owner, req.token, self->clock().now(), stalls()))
+      return done(store_answer{});
+    end(self, std::move(done));
+  }
+
+  void expire(lock_self self, const lease_record& known, reply<store_answer> done) override {
+    if (!rec_.holder || rec_.holder->token != known.token)
+      return done(store_answer{});
+    auto now = self->clock().now();
+    if (rec_.alive(now, stalls())) {
+      auto lives = *rec_.holder;
+      if (lives.deadline <= now) {
+        // Its deadline fell into a stall of ours: the holder gets the grace to renew first.
+        lives.deadline = env_->stalls->grace_until();
+        if (env_->reporter)
+          env_->reporter->expiry_deferred();
+      }
+      return done(store_answer{verdict::held, lives, std::nullopt});
+    }
+    end(self, std::move(done));
+  }
+
+  void read(lock_self self, reply<lock_view> done) override {
+    lock_view view;
+    view.last_token = rec_.last_token;
+    if (rec_.alive(self->clock().now(), stalls()))
+      view.lease = rec_.holder;
+    done(std::move(view));
+  }
+
+private:
+  const stall_window* stalls() const noexcept {
+    return env_->stalls.get();
+  }
+
+  /// Gives the lease a new deadline `ttl_ms` from now.
+  void extend(lock_self self, int64_t ttl_ms, reply<store_answer> done) {
+    auto next =
+      make_lease(rec_.holder->owner, rec_.holder->token, ttl_ms, self->clock().now(), env_->clock);
+    next.revision = rec_.holder->revision + 1;
+    commit(self, next, true, [next, done](caf::error err) {
+      if (err)
+        return done(std::move(err));
+      done(store_answer{verdict::ok, next, std::nullopt});
+    });
+  }
+
+  /// Frees the lock; answers with the lease as it ended.
+  void end(lock_self self, reply<store_answer> done) {
+    auto ended = *rec_.holder;
+    commit(self, std::nullopt, true, [ended, done](caf::error err) {
+      if (err)
+        return done(std::move(err));
+      done(store_answer{verdict::ok, ended, std::nullopt});
+    });
+  }
+
+  /*
+   * Makes `next` the lock's holder (nothing: free) durable, then applies it and calls `then`
+   * (with the error when the write failed: then nothing changed). `urgent` writes (renewals and
+   * ends) overtake queued grants at the store, as the requests that caused them overtook them
+   * on their way here.
+   */
+  void commit(lock_self self, std::optional<lease_record> next, bool urgent,
+              std::function<void(caf::error)> then) {
+    auto record = rec_.to_stored(name_, next);
+    auto sent = std::chrono::steady_clock::now();
+    auto on_written = [this, next, sent, then](bool) {
+      if (env_->reporter)
+        env_->reporter->write_took(std::chrono::steady_clock::now() - sent);
+      rec_.apply(next);
+      then(caf::none);
+    };
+    auto on_failed = [then](caf::error& err) { then(std::move(err)); };
+    if (urgent)
+      self
+        ->request<caf::message_priority::high>(env_->store, env_->timeout, put_atom_v,
+                                               std::move(record))
+        .await(on_written, on_failed);
+    else
+      self->request(env_->store, env_->timeout, put_atom_v, std::move(record))
+        .await(on_written, on_failed);
+  }
+
+  env_ptr env_;
+  std::string name_;
+  lock_record rec_;
+};
+
+} // namespace
+
+caf::expected<std::shared_ptr<embedded_store>> embedded_store::make(
+  caf::actor_system& sys, std::shared_ptr<lease_store> store, embedded_settings settings,
+  std::shared_ptr<event_hub> events, std::shared_ptr<store_reporter> reporter) {
+  auto floor = store->fence_floor();
+  if (!floor)
+    return std::move(floor.error());
+  auto held = store->held_names();
+  if (!held)
+    return std::move(held.error());
+  std::shared_ptr<embedded_store> result{new embedded_store};
+  result->store_ = store;
+  result->held_ = std::move(*held);
+  auto env = std::make_shared<environment>();
+  env->store = settings.detached
+                 ? sys.spawn<caf::detached>(store_actor_impl, store, settings.clock,
+                                            result->healthy_, reporter)
+                 : sys.spawn(store_actor_impl, store, settings.clock, result->healthy_, reporter);
+  env->fence = sys.spawn(fence_issuer_impl, env->store, *floor, settings.fence_block);
+  env->clock = settings.clock;
+  env->timeout = settings.timeout;
+  if (settings.watch_stalls)
+    env->stalls = std::make_shared<stall_window>();
+  env->reporter = reporter;
+  result->env_ = std::move(env);
+  result->announcer_ = std::make_shared<local_announcer>(
+    std::move(events), std::move(reporter), static_cast<int64_t>(result->held_.size()));
+  return result;
+}
+
+std::unique_ptr<lock_backend> embedded_store::make_backend(const std::string& name) {
+  return std::make_unique<embedded_backend>(env_, name);
+}
+
+bool embedded_store::shared() const noexcept {
+  return false; // every lease of this store is granted by this process
+}
+
+std::shared_ptr<change_announcer> embedded_store::announcer() const {
+  return announcer_;
+}
+
+std::shared_ptr<stall_window> embedded_store::stalls() const {
+  return env_->stalls;
+}
+
+std::vector<std::string> embedded_store::held_at_start() {
+  return std::exchange(held_, {});
+}
+
+lister_actor embedded_store::lister() const {
+  return caf::actor_cast<lister_actor>(env_->store);
+}
+
+void embedded_store::start(registry_actor) {
+  // Nothing runs in the background: the lock actors are the event source.
+}
+
+bool embedded_store::ready() const noexcept {
+  return healthy_->load();
+}
+
+std::vector<caf::actor> embedded_store::actors() const {
+  return {caf::actor_cast<caf::actor>(env_->fence), caf::actor_cast<caf::actor>(env_->store)};
+}
+
+void embedded_store::close() {
+  store_.reset(); // closes SQLite once its actor let go too
+}
+
+} // namespace fencelock

@@ -1,0 +1,105 @@
+#include "actors/store/embedded/store_actor.hpp"
+
+#include <algorithm>
+
+#include "fencelock/errc.hpp"
+
+namespace fencelock {
+
+namespace {
+
+using self_ptr = store_actor::stateful_pointer<store_actor_state>;
+
+// Queues a write; the flush message goes behind every write already in the mailbox, so one
+// commit covers all of them.
+caf::typed_response_promise<bool> enqueue_write(self_ptr self) {
+  auto& st = self->state;
+  if (!st.flush_scheduled) {
+    st.flush_scheduled = true;
+    self->send(self, flush_atom_v);
+  }
+  st.waiting.push_back(self->make_response_promise<bool>());
+  return st.waiting.back();
+}
+
+// Tells the reporter and the readiness flag when commits start or stop failing.
+void track_health(self_ptr self, const caf::error& err) {
+  auto& st = self->state;
+  bool ok = !err;
+  bool was = st.healthy ? st.healthy->exchange(ok) : ok;
+  if (was == ok || !st.reporter)
+    return;
+  if (ok)
+    st.reporter->note(log_level::info, "store_writes_recovered", {});
+  else
+    st.reporter->note(log_level::warn, "store_writes_failing", {{"reason", error_message(err)}});
+}
+
+} // namespace
+
+store_actor::behavior_type store_actor_impl(self_ptr self, std::shared_ptr<lease_store> store,
+                                            clock_mapping clock,
+                                            std::shared_ptr<std::atomic<bool>> healthy,
+                                            std::shared_ptr<store_reporter> reporter) {
+  auto& st = self->state;
+  st.store = std::move(store);
+  st.clock = clock;
+  st.healthy = std::move(healthy);
+  st.reporter = std::move(reporter);
+  return {
+    [=](load_atom, const std::string& name) -> caf::result<stored_lock> {
+      auto x = self->state.store->load(name);
+      if (!x)
+        return std::move(x.error());
+      return std::move(*x);
+    },
+    [=](put_atom, stored_lock& x) -> caf::result<bool> {
+      self->state.batch.locks.push_back(std::move(x));
+      return enqueue_write(self);
+    },
+    [=](reserve_atom, uint64_t ceiling) -> caf::result<bool> {
+      auto& batch = self->state.batch;
+      batch.fence_ceiling = std::max(batch.fence_ceiling, ceiling);
+      return enqueue_write(self);
+    },
+    [=](list_atom, const list_request& req) -> caf::result<lock_list> {
+      auto& s = self->state;
+      auto recs = s.store->list_held(req);
+      if (!recs)
+        return std::move(recs.error());
+      auto now = to_ns(self->clock().now());
+      lock_list result;
+      for (auto& rec : *recs) {
+        if (rec.deadline_ns <= now)
+          continue; // ended; its actor is cleaning it up
+        lock_status x;
+        x.name = rec.name;
+        x.held = true;
+        x.owner = std::move(rec.owner);
+        x.token = rec.token;
+        x.expires_at_ms = s.clock.to_wall_ms(rec.deadline_ns);
+        x.last_token = rec.last_token;
+        result.locks.push_back(std::move(x));
+      }
+      if (!recs->empty() && recs->size() == req.limit)
+        result.next_cursor = recs->back().name;
+      return result;
+    },
+    [=](flush_atom) {
+      auto& s = self->state;
+      s.flush_scheduled = false;
+      auto batch = std::exchange(s.batch, store_batch{});
+      auto waiting = std::exchange(s.waiting, {});
+      auto err = s.store->commit(batch);
+      track_health(self, err);
+      for (auto& rp : waiting) {
+        if (err)
+          rp.deliver(err);
+        else
+          rp.deliver(true);
+      }
+    },
+  };
+}
+
+} // namespace fencelock

@@ -1,0 +1,67 @@
+#include "actors/store/factory.hpp"
+
+#include <chrono>
+
+#include "actors/store/embedded/embedded_store.hpp"
+#include "actors/store/embedded/sqlite_store.hpp"
+#include "actors/store/redis/redis_runtime.hpp"
+#include "common/redis_url.hpp"
+#include "fencelock/errc.hpp"
+
+namespace fencelock {
+
+namespace {
+
+caf::expected<std::shared_ptr<store_runtime>> make_embedded(
+  caf::actor_system& sys, const config& cfg, clock_mapping clock, std::shared_ptr<event_hub> events,
+  std::shared_ptr<store_reporter> reporter) {
+  auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::steady_clock::now().time_since_epoch())
+                  .count();
+  auto opened = sqlite_store::open(cfg.data_dir, current_boot_id(), now_ns);
+  if (!opened)
+    return std::move(opened.error());
+  embedded_settings settings;
+  settings.clock = clock;
+  settings.fence_block = cfg.fence_block;
+  settings.watch_stalls = cfg.stall_threshold_ms > 0;
+  // SQLite blocks on fsync: its actor gets a thread of its own, off the scheduler.
+  settings.detached = true;
+  auto store = embedded_store::make(sys, std::shared_ptr<lease_store>{std::move(*opened)}, settings,
+                                    std::move(events), std::move(reporter));
+  if (!store)
+    return std::move(store.error());
+  return std::shared_ptr<store_runtime>{std::move(*store)};
+}
+
+caf::expected<std::shared_ptr<store_runtime>> make_redis(caf::actor_system& sys, const config& cfg,
+                                                         clock_mapping clock,
+                                                         std::shared_ptr<event_hub> events,
+                                                         std::shared_ptr<store_reporter> reporter) {
+  std::string why;
+  auto where = redis::parse_url(cfg.store, why);
+  if (!where)
+    return caf::make_error(errc::store_unavailable, "store: " + why);
+  redis_settings settings;
+  settings.where = std::move(*where);
+  settings.key_prefix = cfg.redis_key_prefix;
+  settings.timeout = std::chrono::milliseconds{cfg.redis_timeout_ms};
+  return std::shared_ptr<store_runtime>{
+    redis_runtime::make(sys, std::move(settings), clock, std::move(events), std::move(reporter))};
+}
+
+} // namespace
+
+caf::expected<std::shared_ptr<store_runtime>> make_store(caf::actor_system& sys, const config& cfg,
+                                                         clock_mapping clock,
+                                                         std::shared_ptr<event_hub> events,
+                                                         std::shared_ptr<store_reporter> reporter) {
+  if (cfg.store == "embedded")
+    return make_embedded(sys, cfg, clock, std::move(events), std::move(reporter));
+  if (redis::is_redis_url(cfg.store))
+    return make_redis(sys, cfg, clock, std::move(events), std::move(reporter));
+  return caf::make_error(errc::store_unavailable,
+                         "store: unknown store " + redis::redacted_text(cfg.store));
+}
+
+} // namespace fencelock

@@ -1,0 +1,289 @@
+// One suite of lock semantics, run over every store: the embedded store (over a memory store)
+// and the Redis store (over a real redis-server of the test's own). Both run the same lock actor
+// on CAF's test coordinator (tests/support/lab.hpp), so a test body sees the same actors and
+// only the backend differs. Deadlines that only Redis's own clock can end are not tested here:
+// tests/unit/lock_actor_test.cpp and tests/unit/redis_backend_test.cpp do that, on the test
+// clock.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "support/lab.hpp"
+
+using namespace fencelock;
+using namespace fencelock::test;
+
+namespace {
+
+/// A lab over each store with small bounds: 3 waiters per lock, 4 lock actors.
+struct embedded_store_lab : embedded_lab {
+  embedded_store_lab() : embedded_lab(nullptr, lab_options{.max_waiters = 3, .max_locks = 4}) {
+  }
+};
+
+struct redis_store_lab : redis_lab {
+  redis_store_lab() : redis_lab(lab_options{.max_waiters = 3, .max_locks = 4}) {
+  }
+};
+
+template <class T>
+const T& value_of(const reply<T>& r) {
+  REQUIRE(r->has_value());
+  if (!r->value())
+    FAIL("error: " << to_string(r->value().error()));
+  return *r->value();
+}
+
+} // namespace
+
+TEMPLATE_TEST_CASE("a free lock is granted with a fresh token", "[semantics]", embedded_store_lab,
+                   redis_store_lab) {
+  TestType lab;
+  auto l = value_of(lab.acquire("jobs:a", "alice", 60'000));
+  CHECK(l.name == "jobs:a");
+  CHECK(l.owner == "alice");
+  CHECK(l.token >= 1);
+  CHECK(l.ttl_ms == 60'000);
+  auto st = lab.status("jobs:a");
+  CHECK(st.held);
+  CHECK(st.owner == "alice");
+  CHECK(st.token == l.token);
+  CHECK(st.last_token == l.token);
+  CHECK(st.expires_at_ms == l.expires_at_ms);
+}
+
+TEMPLATE_TEST_CASE("the holder acquiring again keeps its token", "[semantics]", embedded_store_lab,
+                   redis_store_lab) {
+  TestType lab;
+  auto first = value_of(lab.acquire("a", "alice", 60'000));
+  auto again = value_of(lab.acquire("a", "alice", 30'000));
+  CHECK(again.token == first.token);
+  CHECK(again.ttl_ms == 30'000);
+}
+
+TEMPLATE_TEST_CASE("another owner gets lock_held naming the holder", "[semantics]",
+                   embedded_store_lab, redis_store_lab) {
+  TestType lab;
+  auto held = value_of(lab.acquire("a", "alice", 60'000));
+  auto r = lab.acquire("a", "bob", 1000);
+  REQUIRE(code_of(r) == errc::lock_held);
+  auto ctx = r->value().error().context();
+  REQUIRE(ctx.template match_elements<std::string, int64_t>());
+  CHECK(ctx.template get_as<std::string>(0) == "alice");
+  CHECK(ctx.template get_as<int64_t>(1) == held.expires_at_ms);
+}
+
+TEMPLATE_TEST_CASE("renew extends only the current lease of its owner", "[semantics]",
+                   embedded_store_lab, redis_store_lab) {
+  TestType lab;
+  auto l = value_of(lab.acquire("a", "alice", 60'000));
+  auto renewed = value_of(lab.renew("a", "alice", l.token, 90'000));
+  CHECK(renewed.token == l.token);
+  CHECK(renewed.ttl_ms == 90'000);
+  CHECK(code_of(lab.renew("a", "alice", l.token + 1)) == errc::lease_lost);
+  CHECK(code_of(lab.renew("a", "mallory", l.token)) == errc::lease_lost);
+  CHECK(code_of(lab.renew("nosuchlock", "alice", l.token)) == errc::lease_lost);
+  // ttl 0 keeps the lease's own TTL.
+  CHECK(value_of(lab.renew("a", "alice", l.token)).ttl_ms == 90'000);
+}
+
+TEMPLATE_TEST_CASE("release frees the lock once", "[semantics]", embedded_store_lab,
+                   redis_store_lab) {
+  TestType lab;
+  auto l = value_of(lab.acquire("a", "alice", 60'000));
+  CHECK(code_of(lab.release("a", "bob", l.token)) == errc::lease_lost);
+  CHECK(value_of(lab.release("a", "alice", l.token)));
+  CHECK(code_of(lab.release("a", "alice", l.token)) == errc::lease_lost);
+  auto st = lab.status("a");
+  CHECK_FALSE(st.held);
+  CHECK(st.last_token == l.token);
+  auto next = value_of(lab.acquire("a", "bob", 60'000));
+  CHECK(next.token > l.token);
+}
+
+TEMPLATE_TEST_CASE("waiters are handed the lock in FIFO order with new tokens", "[semantics]",
+                   embedded_store_lab, redis_store_lab) {
+  TestType lab;
+  auto a = value_of(lab.acquire("a", "alice", 60'000));
+  auto b = lab.acquire("a", "bob", 60'000, 50'000);
+  auto c = lab.acquire("a", "carol", 60'000, 50'000);
+  CHECK_FALSE(b->has_value());
+  CHECK_FALSE(c->has_value());
+  CHECK(lab.status("a").waiters == 2);
+  // A newcomer that does not wait is refused while others wait, even for a free instant.
+  CHECK(code_of(lab.acquire("a", "dave", 60'000)) == errc::lock_held);
+  REQUIRE(value_of(lab.release("a", "alice", a.token)));
+  auto lb = value_of(b);
+  CHECK(lb.owner == "bob");
+  CHECK(lb.token > a.token);
+  CHECK_FALSE(c->has_value());
+  REQUIRE(value_of(lab.release("a", "bob", lb.token)));
+  auto lc = value_of(c);
+  CHECK(lc.owner == "carol");
+  CHECK(lc.token > lb.token);
+}
+
+TEMPLATE_TEST_CASE("the holder asking again while others wait keeps its lease", "[semantics]",
+                   embedded_store_lab, redis_store_lab) {
+  TestType lab;
+  auto a = value_of(lab.acquire("a", "alice", 60'000));
+  auto b = lab.acquire("a", "bob", 60'000, 50'000);
+  auto again = value_of(lab.acquire("a", "alice", 60'000));
+  CHECK(again.token == a.token);
+  CHECK_FALSE(b->has_value()); // neither jumped the queue nor was queued behind itself
+  REQUIRE(value_of(lab.release("a", "alice", a.token)));
+  CHECK(value_of(b).owner == "bob");
+}
+
+TEMPLATE_TEST_CASE("a waiter gives up at its own deadline with lock_held", "[semantics]",
+                   embedded_store_lab, redis_store_lab) {
+  TestType lab;
+  value_of(lab.acquire("a", "alice", 600'000));
+  auto b = lab.acquire("a", "bob", 1000, 500);
+  lab.advance(499);
+  CHECK_FALSE(b->has_value());
+  lab.advance(1);
+  CHECK(code_of(b) == errc::lock_held);
+  CHECK(lab.status("a").waiters == 0);
+}
+
+TEMPLATE_TEST_CASE("the wait queue is bounded", "[semantics]", embedded_store_lab,
+                   redis_store_lab) {
+  TestType lab; // 3 waiters per lock
+  value_of(lab.acquire("a", "alice", 60'000));
+  for (int i = 0; i < 3; ++i)
+    CHECK_FALSE(lab.acquire("a", "w" + std::to_string(i), 1000, 5000)->has_value());
+  CHECK(code_of(lab.acquire("a", "w3", 1000, 5000)) == errc::too_many_waiters);
+}
+
+TEMPLATE_TEST_CASE("a cancelled waiter is never granted", "[semantics]", embedded_store_lab,
+                   redis_store_lab) {
+  TestType lab;
+  auto a = value_of(lab.acquire("a", "alice", 60'000));
+  auto b = lab.acquire("a", "bob", 60'000, 50'000, 77);
+  lab.cancel("a", 77);
+  CHECK(code_of(b) == errc::unavailable);
+  lab.release("a", "alice", a.token);
+  CHECK_FALSE(lab.status("a").held);
+}
+
+TEMPLATE_TEST_CASE("a grant whose answer was not delivered is undone by cancel", "[semantics]",
+                   embedded_store_lab, redis_store_lab) {
+  TestType lab;
+  auto a = value_of(lab.acquire("a", "alice", 60'000, 0, 55));
+  lab.cancel("a", 56); // another request: the lease stays
+  CHECK(lab.status("a").held);
+  lab.cancel("a", 55);
+  CHECK_FALSE(lab.status("a").held);
+  CHECK(lab.status("a").last_token == a.token);
+}
+
+TEMPLATE_TEST_CASE("tokens strictly increase across locks and grants", "[semantics]",
+                   embedded_store_lab, redis_store_lab) {
+  TestType lab;
+  uint64_t last = 0;
+  for (int i = 0; i < 20; ++i) {
+    auto name = "n" + std::to_string(i % 3);
+    auto l = value_of(lab.acquire(name, "o", 60'000));
+    CHECK(l.token > last);
+    last = l.token;
+    lab.release(name, "o", l.token);
+  }
+}
+
+TEMPLATE_TEST_CASE("check tells whether a token is the current lease", "[semantics]",
+                   embedded_store_lab, redis_store_lab) {
+  TestType lab;
+  CHECK_FALSE(value_of(lab.check("a", 1)).current);
+  auto l = value_of(lab.acquire("a", "alice", 60'000));
+  auto now = value_of(lab.check("a", l.token));
+  CHECK(now.current);
+  CHECK(now.token == l.token);
+  CHECK(now.expires_at_ms == l.expires_at_ms);
+  auto older = value_of(lab.check("a", l.token - 1));
+  CHECK_FALSE(older.current);
+  CHECK(older.token == l.token);
+  lab.release("a", "alice", l.token);
+  auto freed = value_of(lab.check("a", l.token));
+  CHECK_FALSE(freed.current);
+  CHECK(freed.token == 0);
+}
+
+TEMPLATE_TEST_CASE("draining answers waiters shutting_down and queues no new ones", "[semantics]",
+                   embedded_store_lab, redis_store_lab) {
+  TestType lab;
+  auto a = value_of(lab.acquire("a", "alice", 60'000));
+  auto waiting = lab.acquire("a", "bob", 60'000, 50'000);
+  lab.draining->store(true);
+  caf::anon_send(lab.registry, drain_atom_v);
+  lab.run();
+  CHECK(code_of(waiting) == errc::shutting_down);
+  CHECK(code_of(lab.acquire("a", "carol", 60'000, 50'000)) == errc::shutting_down);
+  // Everything else is still served while draining.
+  CHECK(value_of(lab.renew("a", "alice", a.token, 60'000)).token == a.token);
+  CHECK(value_of(lab.release("a", "alice", a.token)));
+}
+
+// Every kind of request on locks that end up free: none leaves an actor behind, whatever its
+// answer, and max-locks is never exceeded on the way.
+TEMPLATE_TEST_CASE("a request on a free lock leaves no actor behind", "[semantics][lifetime]",
+                   embedded_store_lab, redis_store_lab) {
+  TestType lab; // max-locks 4
+  auto base = lab.lock_actors();
+  REQUIRE(base == 0);
+  auto held = value_of(lab.acquire("held", "zed", 600'000));
+  std::size_t most = 0;
+  auto note = [&] { most = std::max(most, lab.lock_actors()); };
+  for (int round = 0; round < 3; ++round) {
+    auto n = [&](const char* what) { return std::string{what} + std::to_string(round); };
+    lab.status_of(n("status"));
+    note();
+    lab.check(n("check"), 7);
+    note();
+    lab.renew(n("renew"), "a", 7);
+    note();
+    lab.release(n("release"), "a", 7);
+    note();
+    CHECK(code_of(lab.renew("held", "zed", held.token + 1)) == errc::lease_lost);
+    CHECK(code_of(lab.release("held", "mallory", held.token)) == errc::lease_lost);
+    CHECK(code_of(lab.acquire("held", "bob", 1000)) == errc::lock_held); // refused
+    auto waiter = lab.acquire("held", "bob", 1000, 100);                 // times out
+    note();
+    lab.advance(101);
+    CHECK(code_of(waiter) == errc::lock_held);
+    auto cancelled = lab.acquire("held", "carol", 1000, 50'000, 9000 + round);
+    lab.cancel("held", 9000 + static_cast<uint64_t>(round));
+    CHECK(code_of(cancelled) == errc::unavailable);
+    auto taken = value_of(lab.acquire(n("taken"), "a", 60'000)); // acquired, then released
+    note();
+    lab.release(n("taken"), "a", taken.token);
+  }
+  CHECK(most <= 4);
+  // Only the held lock keeps its actor.
+  CHECK(lab.lock_actors() == 1);
+  lab.release("held", "zed", held.token);
+  CHECK(lab.lock_actors() == 0);
+}
+
+TEMPLATE_TEST_CASE("max-locks bounds every path that creates an actor", "[semantics][lifetime]",
+                   embedded_store_lab, redis_store_lab) {
+  TestType lab; // max-locks 4
+  std::vector<lease> held;
+  for (int i = 0; i < 4; ++i)
+    held.push_back(value_of(lab.acquire("h" + std::to_string(i), "o", 600'000)));
+  CHECK(code_of(lab.acquire("new", "o", 1000)) == errc::overloaded);
+  CHECK(code_of(lab.status_of("new")) == errc::overloaded);
+  // Renew, release and check of a name without an actor: a shared store must ask it (and so
+  // needs an actor: overloaded); the embedded store knows there is no lease.
+  auto renewed = lab.renew("new", "o", 1);
+  CHECK((code_of(renewed) == errc::overloaded || code_of(renewed) == errc::lease_lost));
+  auto checked = lab.check("new", 1);
+  CHECK((code_of(checked) == errc::overloaded || (checked->value() && !checked->value()->current)));
+  CHECK(lab.lock_actors() == 4);
+  // Held locks keep working, and a freed slot is used again.
+  CHECK(value_of(lab.renew("h0", "o", held[0].token)).token == held[0].token);
+  lab.release("h0", "o", held[0].token);
+  CHECK(value_of(lab.acquire("new", "o", 1000)).owner == "o");
+}

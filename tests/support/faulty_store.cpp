@@ -1,0 +1,64 @@
+#include "support/faulty_store.hpp"
+
+#include <string>
+
+#include "fencelock/errc.hpp"
+
+namespace fencelock {
+
+void faulty_store::fail(call which, uint64_t n, bool and_after) {
+  std::lock_guard guard{mtx_};
+  auto& p = plans_[static_cast<size_t>(which)];
+  p.fail_at = p.made + (n == 0 ? 1 : n);
+  p.and_after = and_after;
+}
+
+void faulty_store::heal() {
+  std::lock_guard guard{mtx_};
+  for (auto& p : plans_)
+    p.fail_at = 0;
+}
+
+uint64_t faulty_store::calls(call which) const {
+  std::lock_guard guard{mtx_};
+  return plans_[static_cast<size_t>(which)].made;
+}
+
+caf::error faulty_store::take(call which) {
+  std::lock_guard guard{mtx_};
+  auto& p = plans_[static_cast<size_t>(which)];
+  auto number = ++p.made;
+  bool fails = p.fail_at != 0 && (number == p.fail_at || (p.and_after && number > p.fail_at));
+  if (!fails)
+    return caf::none;
+  return caf::make_error(errc::store_unavailable,
+                         "injected failure of call " + std::to_string(number));
+}
+
+caf::expected<stored_lock> faulty_store::load(const std::string& name) {
+  if (auto err = take(call::load))
+    return err;
+  return inner_->load(name);
+}
+
+caf::error faulty_store::commit(const store_batch& batch) {
+  if (auto err = take(call::commit))
+    return err;
+  return inner_->commit(batch);
+}
+
+caf::expected<std::vector<stored_lock>> faulty_store::list_held(const list_request& req) {
+  if (auto err = take(call::list))
+    return err;
+  return inner_->list_held(req);
+}
+
+caf::expected<std::vector<std::string>> faulty_store::held_names() {
+  return inner_->held_names();
+}
+
+caf::expected<uint64_t> faulty_store::fence_floor() {
+  return inner_->fence_floor();
+}
+
+} // namespace fencelock

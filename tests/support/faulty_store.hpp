@@ -1,0 +1,54 @@
+#pragma once
+
+// A lease store decorator for tests of failure: it fails the Nth call of a kind (and, if asked,
+// every one after it), so that a test can show that each failure fails closed.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "actors/store/embedded/lease_store.hpp"
+
+namespace fencelock {
+
+class faulty_store : public lease_store {
+public:
+  /// The calls that can be made to fail.
+  enum class call : uint8_t { load, commit, list };
+
+  explicit faulty_store(std::shared_ptr<lease_store> inner) : inner_(std::move(inner)) {
+  }
+
+  /// Makes the `n`th `which` call from now fail (1 = the next one) with store_unavailable;
+  /// with `and_after`, every `which` call after it fails too, until heal().
+  void fail(call which, uint64_t n = 1, bool and_after = true);
+
+  /// Lets every call through again.
+  void heal();
+
+  /// Returns how many `which` calls were made, failed ones included.
+  uint64_t calls(call which) const;
+
+  caf::expected<stored_lock> load(const std::string& name) override;
+  caf::error commit(const store_batch& batch) override;
+  caf::expected<std::vector<stored_lock>> list_held(const list_request& req) override;
+  caf::expected<std::vector<std::string>> held_names() override;
+  caf::expected<uint64_t> fence_floor() override;
+
+private:
+  struct plan {
+    uint64_t fail_at = 0; // the call number that fails first (0 = none)
+    bool and_after = false;
+    uint64_t made = 0;
+  };
+
+  /// Counts a `which` call; returns the error it must fail with, or none.
+  caf::error take(call which);
+
+  std::shared_ptr<lease_store> inner_;
+  mutable std::mutex mtx_; // the store actor calls from its thread, tests from theirs
+  std::array<plan, 3> plans_{};
+};
+
+} // namespace fencelock
