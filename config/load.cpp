@@ -172,6 +172,10 @@ const setting settings[] = {
   {.key = "fence-block", .field = &config::fence_block, .min = 1, .max = 1'000'000,
    .help = "Fencing tokens reserved per durable write of the token ceiling; after a crash up "
            "to this many tokens are skipped, never reused."},
+  {.key = "max-released-records", .field = &config::max_released_records, .min = 0,
+   .max = 100'000'000,
+   .help = "Released locks whose records the embedded store keeps, so that their lastToken "
+           "stays readable; the oldest releases beyond this are pruned and read lastToken 0."},
   // --- semantics ---
   {.key = "ttl-min-ms", .field = &config::ttl_min_ms, .min = 1, .max = 86'400'000,
    .help = "Shortest lease TTL a client may ask for; at most ttl-max-ms."},

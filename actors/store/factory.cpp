@@ -18,7 +18,8 @@ caf::expected<std::shared_ptr<store_runtime>> make_embedded(
   auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                   std::chrono::steady_clock::now().time_since_epoch())
                   .count();
-  auto opened = sqlite_store::open(cfg.data_dir, current_boot_id(), now_ns);
+  auto opened = sqlite_store::open(cfg.data_dir, current_boot_id(), now_ns,
+                                  cfg.max_released_records);
   if (!opened)
     return std::move(opened.error());
   embedded_settings settings;

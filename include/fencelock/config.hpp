@@ -57,6 +57,9 @@ struct config {
   uint32_t redis_timeout_ms = 2'000;
   /// Tokens reserved per durable write of the fence ceiling.
   uint32_t fence_block = 10'000;
+  /// Released locks whose records the embedded store keeps, so that their lastToken stays
+  /// readable; the oldest releases beyond this are pruned (0 = keep none).
+  uint32_t max_released_records = 100'000;
 
   // --- semantics -------------------------------------------------------------------------
   int64_t ttl_min_ms = 100;

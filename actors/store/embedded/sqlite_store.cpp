@@ -15,18 +15,38 @@ namespace fencelock {
 
 namespace {
 
-// Each lock is one row; released locks keep their row so that lastToken survives.
+// Each lock is one row. A released lock keeps its row, so that lastToken survives, until it is
+// among the oldest releases beyond the kept number: then the row is pruned (docs/durability.md).
+// Two partial indexes keep held and released rows apart, so that a list of held locks never
+// reads released rows and pruning finds the oldest releases without a scan.
 constexpr const char* schema = R"(
   CREATE TABLE IF NOT EXISTS locks (
-    name        TEXT PRIMARY KEY,
-    owner       TEXT,              -- NULL when free
-    token       INTEGER NOT NULL,
-    ttl_ms      INTEGER NOT NULL,
-    deadline_ns INTEGER NOT NULL,  -- monotonic clock of boot meta.boot_id
-    last_token  INTEGER NOT NULL
+    name         TEXT PRIMARY KEY,
+    owner        TEXT,              -- NULL when free
+    token        INTEGER NOT NULL,
+    ttl_ms       INTEGER NOT NULL,
+    deadline_ns  INTEGER NOT NULL,  -- monotonic clock of boot meta.boot_id
+    last_token   INTEGER NOT NULL,
+    released_seq INTEGER            -- the order of its release; NULL while held
   ) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
 )";
+
+// Indexes on columns that stores created before pruning lack: created after migrate().
+constexpr const char* indexes = R"(
+  CREATE INDEX IF NOT EXISTS locks_held ON locks(name) WHERE owner IS NOT NULL;
+  CREATE INDEX IF NOT EXISTS locks_released ON locks(released_seq) WHERE owner IS NULL;
+)";
+
+/// Returns the least string above every lock name that starts with `prefix` ("\x7f" above
+/// every name: names are ASCII below it).
+std::string prefix_end(const std::string& prefix) {
+  if (prefix.empty())
+    return std::string(1, '\x7f');
+  auto end = prefix;
+  end.back() = static_cast<char>(end.back() + 1);
+  return end;
+}
 
 caf::error store_error(std::string msg) {
   return caf::make_error(errc::store_unavailable, std::move(msg));
@@ -75,12 +95,14 @@ std::string current_boot_id() {
 }
 
 caf::expected<std::unique_ptr<sqlite_store>>
-sqlite_store::open(const std::string& data_dir, const std::string& boot_id, int64_t now_ns) {
+sqlite_store::open(const std::string& data_dir, const std::string& boot_id, int64_t now_ns,
+                   uint64_t released_kept) {
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
   if (ec)
     return store_error("data-dir: cannot create " + data_dir + ": " + ec.message());
   std::unique_ptr<sqlite_store> self{new sqlite_store};
+  self->released_kept_ = released_kept;
   // Two servers on one directory would each hand out the same tokens: refuse the second.
   auto lock_path = data_dir + "/LOCK";
   self->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -98,23 +120,27 @@ sqlite_store::open(const std::string& data_dir, const std::string& boot_id, int6
     return err;
   if (auto err = self->exec(schema))
     return err;
+  if (auto err = self->migrate())
+    return err;
+  if (auto err = self->exec(indexes))
+    return err;
   if (auto err = self->prepare("SELECT name, owner, token, ttl_ms, deadline_ns, last_token "
                                "FROM locks WHERE name = ?1",
                                &self->load_))
     return err;
   if (auto err = self->prepare(
-        "INSERT INTO locks (name, owner, token, ttl_ms, deadline_ns, last_token) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(name) DO UPDATE SET owner = ?2, "
-        "token = ?3, ttl_ms = ?4, deadline_ns = ?5, last_token = ?6",
+        "INSERT INTO locks (name, owner, token, ttl_ms, deadline_ns, last_token, released_seq) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(name) DO UPDATE SET owner = ?2, "
+        "token = ?3, ttl_ms = ?4, deadline_ns = ?5, last_token = ?6, released_seq = ?7",
         &self->upsert_))
     return err;
   if (auto err = self->prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
                                &self->set_meta_))
     return err;
-  if (auto err = self->prepare("SELECT name, owner, token, ttl_ms, deadline_ns, last_token "
-                               "FROM locks WHERE owner IS NOT NULL AND name > ?1 "
-                               "AND substr(name, 1, length(?2)) = ?2 ORDER BY name LIMIT ?3",
-                               &self->list_))
+  if (auto err = self->prepare(list_query, &self->list_))
+    return err;
+  if (auto err = self->prepare("DELETE FROM locks WHERE owner IS NULL AND released_seq <= ?1",
+                               &self->prune_))
     return err;
   if (auto err = self->prepare("SELECT name FROM locks WHERE owner IS NOT NULL", &self->held_))
     return err;
@@ -125,7 +151,44 @@ sqlite_store::open(const std::string& data_dir, const std::string& boot_id, int6
     return err;
   if (auto err = self->adopt_boot(boot_id, now_ns))
     return err;
+  sqlite3_stmt* seq = nullptr;
+  if (auto err = self->prepare("SELECT coalesce(max(released_seq), 0) FROM locks", &seq))
+    return err;
+  if (sqlite3_step(seq) == SQLITE_ROW)
+    self->release_seq_ = static_cast<uint64_t>(sqlite3_column_int64(seq, 0));
+  sqlite3_finalize(seq);
+  self->pruned_to_ = self->release_seq_ > released_kept ? self->release_seq_ - released_kept : 0;
+  if (auto err = self->prune())
+    return err;
   return self;
+}
+
+caf::error sqlite_store::migrate() {
+  // Stores written before released records were pruned lack released_seq: add it, and number
+  // their released rows in name order (they have no other), so that the usual bound applies.
+  sqlite3_stmt* cols = nullptr;
+  if (auto err = prepare("SELECT 1 FROM pragma_table_info('locks') WHERE name = 'released_seq'",
+                         &cols))
+    return err;
+  bool has = sqlite3_step(cols) == SQLITE_ROW;
+  sqlite3_finalize(cols);
+  if (has)
+    return caf::none;
+  return exec("BEGIN IMMEDIATE; ALTER TABLE locks ADD COLUMN released_seq INTEGER; "
+              "UPDATE locks SET released_seq = numbered.n FROM (SELECT name, row_number() "
+              "OVER (ORDER BY name) AS n FROM locks WHERE owner IS NULL) AS numbered "
+              "WHERE locks.name = numbered.name; COMMIT;");
+}
+
+caf::error sqlite_store::prune() {
+  if (release_seq_ <= released_kept_)
+    return caf::none;
+  stmt_guard guard{prune_};
+  sqlite3_bind_int64(prune_, 1, static_cast<int64_t>(release_seq_ - released_kept_));
+  if (sqlite3_step(prune_) != SQLITE_DONE)
+    return fail("prune released records");
+  pruned_to_ = release_seq_ - released_kept_;
+  return caf::none;
 }
 
 caf::error sqlite_store::adopt_boot(const std::string& boot_id, int64_t now_ns) {
@@ -168,7 +231,7 @@ caf::error sqlite_store::adopt_boot(const std::string& boot_id, int64_t now_ns) 
 }
 
 sqlite_store::~sqlite_store() {
-  for (auto* stmt : {load_, upsert_, set_meta_, list_, held_, floor_})
+  for (auto* stmt : {load_, upsert_, set_meta_, list_, held_, floor_, prune_})
     sqlite3_finalize(stmt);
   if (db_)
     sqlite3_close(db_);
@@ -216,6 +279,7 @@ caf::expected<stored_lock> sqlite_store::load(const std::string& name) {
 caf::error sqlite_store::commit(const store_batch& batch) {
   if (auto err = exec("BEGIN IMMEDIATE"))
     return err;
+  auto seq = release_seq_;
   auto rollback = [this](const char* what) {
     auto err = fail(what);
     exec("ROLLBACK");
@@ -232,6 +296,10 @@ caf::error sqlite_store::commit(const store_batch& batch) {
     sqlite3_bind_int64(upsert_, 4, x.ttl_ms);
     sqlite3_bind_int64(upsert_, 5, x.deadline_ns);
     sqlite3_bind_int64(upsert_, 6, static_cast<int64_t>(x.last_token));
+    if (x.held)
+      sqlite3_bind_null(upsert_, 7);
+    else
+      sqlite3_bind_int64(upsert_, 7, static_cast<int64_t>(++seq));
     if (sqlite3_step(upsert_) != SQLITE_DONE)
       return rollback("write lock");
   }
@@ -244,6 +312,10 @@ caf::error sqlite_store::commit(const store_batch& batch) {
   }
   if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
     return rollback("commit");
+  release_seq_ = seq;
+  // Pruned in steps of a tenth of what is kept, so that most commits do not pay for it.
+  if (release_seq_ > pruned_to_ + released_kept_ + released_kept_ / 10)
+    return prune();
   return caf::none;
 }
 
@@ -251,7 +323,8 @@ caf::expected<std::vector<stored_lock>> sqlite_store::list_held(const list_reque
   stmt_guard guard{list_};
   bind_text(list_, 1, req.cursor);
   bind_text(list_, 2, req.prefix);
-  sqlite3_bind_int64(list_, 3, req.limit);
+  bind_text(list_, 3, prefix_end(req.prefix));
+  sqlite3_bind_int64(list_, 4, req.limit);
   std::vector<stored_lock> result;
   int rc;
   while ((rc = sqlite3_step(list_)) == SQLITE_ROW)
