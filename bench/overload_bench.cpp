@@ -27,6 +27,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -41,18 +42,16 @@
 
 #include <boost/json.hpp>
 
-#include "bench/server_child.hpp"
+#include "bench/load_clients.hpp"
+#include "bench/servers.hpp"
 #include "bench/side_by_side.hpp"
 
-#ifndef FENCELOCK_BINARY
-#  define FENCELOCK_BINARY "fencelock" // bench/CMakeLists.txt passes the built binary's path
-#endif
 
 namespace json = boost::json;
 using fencelock::bench::http_client;
 using fencelock::bench::is_type;
 using fencelock::bench::ms_since;
-using fencelock::bench::server_child;
+using fencelock::bench::bench_server;
 using fencelock::bench::ws_client;
 using steady = std::chrono::steady_clock;
 
@@ -307,7 +306,7 @@ long rss_kib(pid_t pid) {
 }
 
 /// Reads /metrics and the server's memory into `peaks`. Reconnects `http` when it broke.
-void poll_load(server_child& server, std::unique_ptr<http_client>& http, load_peaks& peaks) {
+void poll_load(bench_server& server, std::unique_ptr<http_client>& http, load_peaks& peaks) {
   peaks.rss_kib = std::max(peaks.rss_kib, rss_kib(server.pid()));
   try {
     if (!http)
@@ -331,7 +330,7 @@ void poll_load(server_child& server, std::unique_ptr<http_client>& http, load_pe
 }
 
 /// Sleeps until `until`, reading the server's load every poll_interval.
-void watch_until(steady::time_point until, server_child& server,
+void watch_until(steady::time_point until, bench_server& server,
                  std::unique_ptr<http_client>& http, load_peaks& peaks) {
   while (steady::now() < until) {
     poll_load(server, http, peaks);
@@ -417,9 +416,9 @@ void join_or_throw(std::vector<std::thread>& threads, const State& s, const char
     t.join();
 }
 
-config_result run_config(const std::string& binary, const configuration& cfg, int index,
+config_result run_config(const configuration& cfg, int index,
                          double seconds, int rounds) {
-  server_child server{binary, "overload", cfg.args};
+  bench_server server{"overload", cfg.args};
   auto port = server.port();
   auto phases = 2 * rounds;
   config_result result;
@@ -575,7 +574,7 @@ void print_phases(const config_result& r) {
   }
 }
 
-int run(const std::string& binary, double seconds, int rounds) {
+int run(double seconds, int rounds) {
   const std::vector<configuration> configs{
     {"default", {}},
     {"lowered", {"--shed-acquires-at", "64", "--shed-reads-at", "128"}},
@@ -596,7 +595,7 @@ int run(const std::string& binary, double seconds, int rounds) {
   for (const auto& cfg : configs) {
     std::printf("\n%s: serve ... %s\n", cfg.name, joined(cfg.args).c_str());
     std::fflush(stdout);
-    results.push_back(run_config(binary, cfg, index++, seconds, rounds));
+    results.push_back(run_config(cfg, index++, seconds, rounds));
     print_phases(results.back());
     for (const auto& f : results.back().failures)
       std::printf("  RENEWAL FAILURE %s\n", f.c_str());
@@ -646,10 +645,11 @@ int main(int argc, char** argv) {
     seconds = 3.0;
   if (argc <= 2)
     rounds = 2;
-  std::string binary = argc > 3 ? argv[3] : FENCELOCK_BINARY;
+  if (argc > 3) // measure a server built elsewhere
+    ::setenv("FENCELOCK_SERVER_BINARY", argv[3], 1);
   std::signal(SIGPIPE, SIG_IGN); // a write to a server that went away fails, not kills
   try {
-    return run(binary, seconds, rounds);
+    return run(seconds, rounds);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "overload_bench: %s\n", e.what());
     return 1;

@@ -11,91 +11,24 @@
 //
 //   build/bench/store_bench [seconds-per-trial=2] [rounds=3] [fencelock binary]
 
-#include <netinet/in.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <cstdlib>
 
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "bench/server_child.hpp"
+#include "bench/load_clients.hpp"
+#include "bench/servers.hpp"
 #include "bench/side_by_side.hpp"
+#include "support/redis_server.hpp"
 
 namespace {
 
 using namespace fencelock::bench;
 
-uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// redis-server as a child with AOF (appendfsync always) in a temp dir; killed with the bench.
-class redis_child {
-public:
-  redis_child() {
-    char tmpl[] = "/tmp/fencelock-storebench-redis-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    port_ = free_port();
-    std::vector<std::string> args{"redis-server", "--port",       std::to_string(port_),
-                                  "--bind",       "127.0.0.1",   "--save",
-                                  "",             "--appendonly", "yes",
-                                  "--appendfsync", "always",     "--dir",
-                                  dir_.string(),  "--logfile",   (dir_ / "redis.log").string()};
-    std::vector<char*> argv;
-    for (auto& a : args)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      ::execvp("redis-server", argv.data());
-      ::_exit(127);
-    }
-    // Ready once it accepts a connection.
-    for (int i = 0; i < 500; ++i) {
-      try {
-        boost::asio::io_context ioc;
-        boost::asio::ip::tcp::socket s{ioc};
-        s.connect({loopback(), port_});
-        return;
-      } catch (const std::exception&) {
-        std::this_thread::sleep_for(std::chrono::milliseconds{10});
-      }
-    }
-    throw std::runtime_error("redis-server did not start (is it installed?)");
-  }
-
-  ~redis_child() {
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    std::filesystem::remove_all(dir_);
-  }
-
-  std::string url() const {
-    return "redis://127.0.0.1:" + std::to_string(port_) + "/0";
-  }
-
-private:
-  std::filesystem::path dir_;
-  uint16_t port_ = 0;
-  pid_t pid_ = -1;
-};
 
 struct result {
   double cycles_per_s = 0;
@@ -156,11 +89,14 @@ result trial(const std::vector<uint16_t>& ports, int clients, double seconds) {
 
 int main(int argc, char** argv) {
   auto [seconds, rounds] = parse_plan(argc, argv);
-  std::string binary = argc > 3 ? argv[3] : FENCELOCK_BINARY;
-  redis_child redis;
-  server_child embedded{binary, "storebench-embedded"};
-  server_child redis_a{binary, "storebench-redis-a", {"--store", redis.url()}};
-  server_child redis_b{binary, "storebench-redis-b", {"--store", redis.url()}};
+  if (argc > 3) // measure a server built elsewhere
+    ::setenv("FENCELOCK_SERVER_BINARY", argv[3], 1);
+  // AOF with appendfsync always: what docs/redis.md asks for.
+  fencelock::test::redis_server redis{fencelock::test::require_redis_server(),
+                                    {.aof = true, .password = {}}};
+  bench_server embedded{"storebench-embedded"};
+  bench_server redis_a{"storebench-redis-a", {"--store", redis.url()}};
+  bench_server redis_b{"storebench-redis-b", {"--store", redis.url()}};
   // A Redis-mode server listens before its store connections are up: wait for /readyz.
   for (auto* server : {&redis_a, &redis_b}) {
     bool ready = false;

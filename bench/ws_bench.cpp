@@ -21,6 +21,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -33,18 +34,16 @@
 
 #include <boost/json.hpp>
 
-#include "bench/server_child.hpp"
+#include "bench/load_clients.hpp"
+#include "bench/servers.hpp"
 #include "bench/side_by_side.hpp"
 
-#ifndef FENCELOCK_BINARY
-#  define FENCELOCK_BINARY "fencelock" // bench/CMakeLists.txt passes the built binary's path
-#endif
 
 namespace json = boost::json;
 using fencelock::bench::http_client;
 using fencelock::bench::is_type;
 using fencelock::bench::ms_since;
-using fencelock::bench::server_child;
+using fencelock::bench::bench_server;
 using fencelock::bench::ws_client;
 using steady = std::chrono::steady_clock;
 
@@ -305,10 +304,10 @@ void handoff_round(uint16_t port, double seconds, int round, latencies& out) {
   expect(*holder, id, "reply");
 }
 
-int run(const std::string& binary, double seconds, int rounds) {
+int run(double seconds, int rounds) {
   using fencelock::bench::median;
   using fencelock::bench::percentile;
-  server_child server{binary, "wsbench"};
+  bench_server server{"wsbench"};
   auto port = server.port();
 
   std::printf("WebSocket cycles/s over loopback to a fencelock serve child (median of %d "
@@ -365,10 +364,11 @@ int run(const std::string& binary, double seconds, int rounds) {
 
 int main(int argc, char** argv) {
   auto [seconds, rounds] = fencelock::bench::parse_plan(argc, argv);
-  std::string binary = argc > 3 ? argv[3] : FENCELOCK_BINARY;
+  if (argc > 3) // measure a server built elsewhere
+    ::setenv("FENCELOCK_SERVER_BINARY", argv[3], 1);
   std::signal(SIGPIPE, SIG_IGN); // a write to a server that went away fails, not kills
   try {
-    return run(binary, seconds, rounds);
+    return run(seconds, rounds);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ws_bench: %s\n", e.what());
     return 1;

@@ -1,6 +1,7 @@
 #include "support/server_process.hpp"
 
 #include <csignal>
+#include <cstdlib>
 #include <stdexcept>
 
 #include <boost/json/parse.hpp>
@@ -22,6 +23,9 @@ std::vector<std::string> serve_args(std::string data_dir, std::vector<std::strin
 } // namespace
 
 std::string server_binary() {
+  // A benchmark may measure a server built elsewhere.
+  if (const char* other = std::getenv("FENCELOCK_SERVER_BINARY"); other != nullptr && *other)
+    return other;
   return FENCELOCK_BINARY;
 }
 

@@ -16,7 +16,8 @@
 
 namespace fencelock::test {
 
-/// Returns the path of the server binary under test.
+/// Returns the path of the server binary under test: $FENCELOCK_SERVER_BINARY when set (a
+/// benchmark of a server built elsewhere), else the one this build made.
 std::string server_binary();
 
 class server_process {
