@@ -188,4 +188,12 @@ std::size_t event_hub::subscriptions() const {
   return subscriptions_.size();
 }
 
+void event_hub::clear() {
+  std::lock_guard<std::mutex> guard{mutex_};
+  subscriptions_.clear();
+  watches_.clear();
+  watch_names_.clear();
+  listeners_ = 0;
+}
+
 } // namespace fencelock

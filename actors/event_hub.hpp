@@ -65,6 +65,9 @@ public:
   /// Returns the number of subscriptions.
   std::size_t subscriptions() const;
 
+  /// Removes every subscription and lease watch: none is called once this returns.
+  void clear();
+
   /// Returns whether some subscription covers lock `name`. Thread-safe.
   bool subscribed_to(const std::string& name) const;
 

@@ -49,7 +49,7 @@ callback<T> finishing(core_ptr core, std::string_view op, std::string lock, std:
     log_operation({op, ctx.request_id, lock, owner, answered != 0 ? answered : token, started},
                   err);
     core->stats->record_operation(op, outcome_of(err), std::chrono::steady_clock::now() - started);
-    done(std::move(x));
+    core->deliver([&] { done(std::move(x)); });
   };
 }
 
@@ -104,6 +104,9 @@ service::service(caf::actor_system& sys, fencelock::config cfg)
 
 service::~service() {
   stop();
+  // A stop() that gave up after its grace leaves actors running, whose answers would reach the
+  // callbacks of a host that is gone by then: from here on, none does.
+  impl_->core->retire();
 }
 
 caf::error service::start() {

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <thread>
+#include <utility>
 
 #include "actors/event_hub.hpp"
 #include "actors/metrics.hpp"
@@ -35,6 +37,31 @@ struct service_core {
   int64_t busy() const noexcept {
     return in_flight.load() - waiting->load();
   }
+
+  /// Runs `f`, which calls a caller's callback, unless the service was destroyed: no callback
+  /// runs once ~service returned. Any thread.
+  template <class F>
+  void deliver(F&& f) {
+    ++delivering_;
+    if (alive_.load())
+      std::forward<F>(f)();
+    --delivering_;
+  }
+
+  /// Called by ~service: from when it returns no callback, event handler or lease watch runs.
+  /// Waits for those running now (so it must not be called from one of them).
+  void retire() {
+    alive_.store(false);
+    // Either a delivery sees alive_ false, or this sees it counted (both are sequentially
+    // consistent): none slips through.
+    while (delivering_.load() > 0)
+      std::this_thread::yield();
+    events->clear();
+  }
+
+private:
+  std::atomic<bool> alive_{true};
+  std::atomic<int64_t> delivering_{0};
 };
 
 } // namespace fencelock

@@ -49,7 +49,9 @@ public:
   /// Prepares a service on `sys` with `cfg`; nothing runs until start().
   service(caf::actor_system& sys, config cfg);
 
-  /// Stops the service if it still runs.
+  /// Stops the service if it still runs. Once it returns no callback, event handler or lease
+  /// watch of this service runs any more, even after a stop() that gave up after its grace (a
+  /// call whose answer came too late is then never answered). Never call it from one of them.
   ~service();
 
   service(const service&) = delete;
