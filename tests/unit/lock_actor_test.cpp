@@ -1,4 +1,6 @@
-// The lock service's actors under deterministic time (CAF's test coordinator).
+// The lock actor over the embedded store, under deterministic time (CAF's test coordinator):
+// what needs the clock or the embedded store's specifics. The semantics both stores share are
+// tested over both in tests/integration/lock_semantics_test.cpp.
 
 #include <catch2/catch.hpp>
 
@@ -9,22 +11,6 @@ using namespace fencelock;
 using fencelock::test::actor_fixture;
 using fencelock::test::code_of;
 
-TEST_CASE("a free lock is granted with a fresh token", "[actors]") {
-  actor_fixture f;
-  auto r = f.acquire("jobs:a", "alice", 1000);
-  REQUIRE(r->has_value());
-  auto l = r->value().value();
-  CHECK(l.name == "jobs:a");
-  CHECK(l.owner == "alice");
-  CHECK(l.token >= 1);
-  CHECK(l.ttl_ms == 1000);
-  auto st = f.status("jobs:a");
-  CHECK(st.held);
-  CHECK(st.owner == "alice");
-  CHECK(st.token == l.token);
-  CHECK(st.last_token == l.token);
-}
-
 TEST_CASE("the holder acquiring again keeps its token and gets a new deadline", "[actors]") {
   actor_fixture f;
   auto first = f.acquire("a", "alice", 1000)->value().value();
@@ -34,17 +20,6 @@ TEST_CASE("the holder acquiring again keeps its token and gets a new deadline", 
   CHECK(again.expires_at_ms == first.expires_at_ms + 600);
   f.advance(600); // past the first deadline, before the refreshed one
   CHECK(f.status("a").held);
-}
-
-TEST_CASE("another owner gets lock_held with the holder, or waits", "[actors]") {
-  actor_fixture f;
-  auto held = f.acquire("a", "alice", 1000)->value().value();
-  auto r = f.acquire("a", "bob", 1000, 0);
-  REQUIRE(code_of(r) == errc::lock_held);
-  auto ctx = r->value().error().context();
-  REQUIRE(ctx.match_elements<std::string, int64_t>());
-  CHECK(ctx.get_as<std::string>(0) == "alice");
-  CHECK(ctx.get_as<int64_t>(1) == held.expires_at_ms);
 }
 
 TEST_CASE("renew extends only the current lease of its owner", "[actors]") {
@@ -62,17 +37,6 @@ TEST_CASE("renew extends only the current lease of its owner", "[actors]") {
   CHECK(code_of(f.renew("nosuchlock", "alice", l.token)) == errc::lease_lost);
   // ttl 0 keeps the lease's own TTL.
   CHECK(f.renew("a", "alice", l.token)->value()->ttl_ms == 2000);
-}
-
-TEST_CASE("release frees the lock once; a second release is lease_lost", "[actors]") {
-  actor_fixture f;
-  auto l = f.acquire("a", "alice", 1000)->value().value();
-  CHECK(code_of(f.release("a", "bob", l.token)) == errc::lease_lost);
-  REQUIRE(f.release("a", "alice", l.token)->value());
-  CHECK(code_of(f.release("a", "alice", l.token)) == errc::lease_lost);
-  auto st = f.status("a");
-  CHECK_FALSE(st.held);
-  CHECK(st.last_token == l.token);
 }
 
 TEST_CASE("a lease ends at its deadline and is never revived", "[actors]") {
@@ -128,49 +92,6 @@ TEST_CASE("waiters are handed the lock in FIFO order with new tokens", "[actors]
   auto lc = c->value().value();
   CHECK(lc.owner == "carol");
   CHECK(lc.token > lb.token);
-}
-
-TEST_CASE("a waiter gives up at its own deadline with lock_held", "[actors]") {
-  actor_fixture f;
-  f.acquire("a", "alice", 10'000);
-  auto b = f.acquire("a", "bob", 1000, 500);
-  f.advance(499);
-  CHECK_FALSE(b->has_value());
-  f.advance(1);
-  CHECK(code_of(b) == errc::lock_held);
-  CHECK(f.status("a").waiters == 0);
-}
-
-TEST_CASE("the wait queue is bounded", "[actors]") {
-  actor_fixture f{nullptr, 2};
-  f.acquire("a", "alice", 10'000);
-  f.acquire("a", "w1", 1000, 5000);
-  f.acquire("a", "w2", 1000, 5000);
-  CHECK(code_of(f.acquire("a", "w3", 1000, 5000)) == errc::too_many_waiters);
-}
-
-TEST_CASE("a cancelled waiter is never granted", "[actors]") {
-  actor_fixture f;
-  auto a = f.acquire("a", "alice", 1000)->value().value();
-  auto b = f.acquire("a", "bob", 1000, 5000, 77);
-  caf::anon_send(f.registry, cancel_atom_v, std::string{"a"}, uint64_t{77});
-  f.run();
-  CHECK(code_of(b) == errc::unavailable);
-  f.release("a", "alice", a.token);
-  CHECK_FALSE(f.status("a").held);
-}
-
-TEST_CASE("a grant whose answer was not delivered is undone by cancel", "[actors]") {
-  actor_fixture f;
-  auto a = f.acquire("a", "alice", 1000, 0, 55)->value().value();
-  // A cancel for another request never touches the lease.
-  caf::anon_send(f.registry, cancel_atom_v, std::string{"a"}, uint64_t{56});
-  f.run();
-  CHECK(f.status("a").held);
-  caf::anon_send(f.registry, cancel_atom_v, std::string{"a"}, uint64_t{55});
-  f.run();
-  CHECK_FALSE(f.status("a").held);
-  CHECK(f.status("a").last_token == a.token);
 }
 
 TEST_CASE("tokens strictly increase across locks and grants", "[actors]") {
