@@ -8,6 +8,13 @@ export const endHold = { expired: 1800, released: 700 };
 /** How long a row stays highlighted after it was granted, handed off or renewed (ms). */
 export const flashTime = 1500;
 
+/**
+ * The longest time (ms, server clock) from the end of a lease to the next grant of its lock for
+ * the grant to count as a hand-off: the server hands a lock to its first waiter in the same step
+ * as the release or expiry, so both events carry the same moment, give or take a store write.
+ */
+const handoffWindow = 100;
+
 /*
  * A lock (one row):
  *   name, owner, token, revision, expiresAt   as the server sent them
@@ -17,6 +24,7 @@ export const flashTime = 1500;
  *              request fills it in, docs/dashboard.md)
  *   ended      null while held; 'expired' or 'released' once the lease ended
  *   endedAt    local time the end arrived; the row leaves endHold[ended] ms later
+ *   endAt      the server's time of the end (its event's `at`)
  *   cause      why it ended (the event's cause)
  *   flash      'new', 'handoff' or 'renewed', shown until flashAt + flashTime
  *   search     lower-case "name\nowner", for the filter
@@ -90,6 +98,7 @@ export class LockModel {
         waiters: null,
         ended: null,
         endedAt: 0,
+        endAt: 0,
         cause: '',
         flash: null,
         flashAt: 0,
@@ -114,12 +123,18 @@ export class LockModel {
           (ev.token === lock.token && (lock.ended !== null || ev.revision <= lock.revision)))
       )
         return '';
-      const handoff = lock !== undefined && ev.token > lock.token;
-      const grant = handoff || ev.event === 'acquired';
+      // A new lease right after the one shown ended, or replacing one whose end never came.
+      const handoff =
+        lock !== undefined &&
+        ev.token > lock.token &&
+        (lock.ended === null || ev.at - lock.endAt <= handoffWindow);
+      const replaced = lock !== undefined && ev.token > lock.token;
+      const grant = replaced || ev.event === 'acquired';
       let waiters = null;
       if (!lock) waiters = ev.event === 'acquired' ? 0 : null; // acquired: it was free
-      else if (!handoff) waiters = lock.waiters;
-      else if (lock.waiters !== null) waiters = Math.max(0, lock.waiters - 1); // one was served
+      else if (!replaced) waiters = lock.waiters;
+      else if (handoff && lock.waiters !== null) waiters = Math.max(0, lock.waiters - 1); // one served
+      else if (lock.waiters === 0) waiters = 0; // nobody waited, so nobody waits now
       if (!lock || lock.ended !== null) ++this.held;
       const next = lock ?? { name: ev.lock };
       next.owner = ev.owner;
@@ -130,6 +145,7 @@ export class LockModel {
       next.waiters = waiters;
       next.ended = null;
       next.endedAt = 0;
+      next.endAt = 0;
       next.cause = '';
       next.flash = handoff ? 'handoff' : ev.event === 'acquired' ? 'new' : 'renewed';
       next.flashAt = now;
@@ -153,6 +169,7 @@ export class LockModel {
       lock.revision = Math.max(lock.revision, ev.revision ?? 0);
       lock.ended = ev.event;
       lock.endedAt = now;
+      lock.endAt = ev.at;
       lock.cause = ev.cause ?? ev.event;
       lock.flash = null;
       this.leaving.push({ lock, token: ev.token });
