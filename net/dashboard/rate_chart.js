@@ -1,6 +1,11 @@
 // A small line chart of per-second rates over the last minutes, drawn on a <canvas>. Counts go
-// into one bucket per second of local time; the current, unfinished second is not drawn. Colours
-// come from the style sheet (--series-<key>), so the chart follows the light or dark theme.
+// into one bucket per second of local time; each point is the mean of the `smooth` seconds up
+// to it (a few events a second would otherwise draw a saw), and the current, unfinished second
+// is not drawn. Colours come from the style sheet (--series-<key>), so the chart follows the
+// light or dark theme.
+
+/** Seconds each drawn point averages. */
+const smooth = 5;
 
 export class RateChart {
   /**
@@ -12,7 +17,9 @@ export class RateChart {
     this.canvas = canvas;
     this.keys = keys;
     this.seconds = seconds;
-    this.buckets = new Map(keys.map((k) => [k, new Float64Array(seconds + 1)]));
+    // The seconds drawn, the unfinished one, and those the first point averages over.
+    this.size = seconds + smooth + 1;
+    this.buckets = new Map(keys.map((k) => [k, new Float64Array(this.size)]));
     this.head = Math.floor(Date.now() / 1000);
     this.colors = null; // read from the style sheet on the next draw
     matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
@@ -41,8 +48,8 @@ export class RateChart {
   count(key, n, ms) {
     const sec = Math.floor(ms / 1000);
     this.advance(sec);
-    if (sec <= this.head - this.seconds) return;
-    this.buckets.get(key)[sec % (this.seconds + 1)] += n;
+    if (sec <= this.head - this.size) return;
+    this.buckets.get(key)[sec % this.size] += n;
   }
 
   /** Spreads `n` evenly over the seconds of local time from `fromMs` to `toMs` (a counter's growth). */
@@ -58,16 +65,16 @@ export class RateChart {
     this.advance(Math.floor(Date.now() / 1000));
     const b = this.buckets.get(key);
     let sum = 0;
-    for (let i = 1; i <= window; ++i) sum += b[(this.head - i) % (this.seconds + 1)];
+    for (let i = 1; i <= window; ++i) sum += b[(this.head - i) % this.size];
     return sum / window;
   }
 
   /** Moves the newest second to `sec`, clearing the seconds skipped. */
   advance(sec) {
     if (sec <= this.head) return;
-    const clear = Math.min(sec - this.head, this.seconds + 1);
+    const clear = Math.min(sec - this.head, this.size);
     for (const b of this.buckets.values())
-      for (let i = 1; i <= clear; ++i) b[(this.head + i) % (this.seconds + 1)] = 0;
+      for (let i = 1; i <= clear; ++i) b[(this.head + i) % this.size] = 0;
     this.head = sec;
   }
 
@@ -88,10 +95,24 @@ export class RateChart {
     ctx.clearRect(0, 0, w, h);
     const { grid, muted, series, font } = this.theme();
 
-    const n = this.seconds; // finished seconds: head-n .. head-1
+    const n = this.seconds; // points: ages n .. 1 (finished seconds)
+    const size = this.size;
+    const lines = new Map();
     let max = 0;
-    for (const b of this.buckets.values())
-      for (let i = 1; i <= n; ++i) max = Math.max(max, b[(this.head - i) % (n + 1)]);
+    for (const [key, b] of this.buckets) {
+      // means[age] = mean of the seconds age .. age + smooth - 1 ago
+      const means = new Float64Array(n + 1);
+      let sum = 0;
+      for (let age = n + smooth - 1; age >= 1; --age) {
+        sum += b[(this.head - age + size) % size];
+        if (age + smooth <= n + smooth - 1) sum -= b[(this.head - age - smooth + size) % size];
+        if (age <= n) {
+          means[age] = sum / smooth;
+          max = Math.max(max, means[age]);
+        }
+      }
+      lines.set(key, means);
+    }
     const top = niceCeiling(Math.max(max, 1));
 
     const pad = { left: 34, right: 8, top: 8, bottom: 18 };
@@ -123,14 +144,13 @@ export class RateChart {
 
     ctx.lineJoin = 'round';
     for (const key of this.keys) {
-      const b = this.buckets.get(key);
+      const means = lines.get(key);
       ctx.strokeStyle = series[key];
       ctx.lineWidth = 1.75;
       ctx.beginPath();
       for (let age = n; age >= 1; --age) {
-        const v = b[(this.head - age) % (n + 1)];
-        if (age === n) ctx.moveTo(x(age), y(v));
-        else ctx.lineTo(x(age), y(v));
+        if (age === n) ctx.moveTo(x(age), y(means[age]));
+        else ctx.lineTo(x(age), y(means[age]));
       }
       ctx.stroke();
     }
