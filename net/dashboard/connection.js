@@ -99,7 +99,11 @@ export class Connection {
       return;
     }
     this.ws = ws;
-    ws.onopen = () => this.subscribe();
+    let opened = false;
+    ws.onopen = () => {
+      opened = true;
+      this.subscribe();
+    };
     ws.onmessage = (e) => this.onFrame(e.data);
     // An error is always followed by close, which reconnects.
     ws.onerror = () => {};
@@ -109,7 +113,13 @@ export class Connection {
       this.pending.clear();
       this.statusInFlight = 0;
       this.subscription = 0;
-      this.scheduleReconnect(e.code === 1001 ? 'the server is restarting' : 'the connection closed');
+      this.scheduleReconnect(
+        !opened
+          ? 'the server cannot be reached'
+          : e.code === 1001
+            ? 'the server is going away (a restart or a drain)'
+            : 'the connection closed',
+      );
     };
   }
 
