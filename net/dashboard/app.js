@@ -129,6 +129,7 @@ function onSnapshot(locks, prefix) {
   applyEvents(Date.now());
   model.reset(locks, clock.now(Date.now()));
   viewDirty = true;
+  pollUnknownSoon();
   note(`Subscribed to ${watching(prefix)}: ${formatInteger(model.locks.size)} held`);
   setProblem('');
 }
@@ -247,11 +248,20 @@ setInterval(() => {
 // --- polling --------------------------------------------------------------------------------
 
 // Lock events do not carry the waiters, and a prefix snapshot has no revisions: ask for the
-// status of the rows in view, now and then, while someone looks.
-setInterval(() => {
+// status of the rows in view, now and then, while someone looks; and soon after rows come into
+// view with their waiters unknown (a snapshot, a scroll, another sort or filter).
+function pollStatus(unknownOnly) {
   if (document.hidden || !conn) return;
-  conn.requestStatus(table.visible().filter((l) => l.ended === null).map((l) => l.name));
-}, statusEvery);
+  const rows = table.visible().filter((l) => l.ended === null && (!unknownOnly || l.waiters === null));
+  conn.requestStatus(rows.map((l) => l.name));
+}
+setInterval(() => pollStatus(false), statusEvery);
+let pollSoon = 0;
+function pollUnknownSoon() {
+  clearTimeout(pollSoon);
+  pollSoon = setTimeout(() => pollStatus(true), 400);
+}
+$('locks-scroll').addEventListener('scroll', pollUnknownSoon, { passive: true });
 
 function onStatus(st) {
   if (st && typeof st.name === 'string') model.mergeStatus(st);
@@ -320,6 +330,7 @@ function initControls() {
     viewDirty = true;
     lastBuild = 0;
     writeUrl(state);
+    pollUnknownSoon();
   });
 
   for (const button of document.querySelectorAll('[data-sort]')) {
@@ -334,6 +345,7 @@ function initControls() {
       lastBuild = 0;
       writeUrl(state);
       showSort();
+      pollUnknownSoon();
     });
   }
   showSort();
