@@ -55,7 +55,7 @@ try {
   }
 
   const context = await browser.newContext({
-    viewport: { width: 1280, height: 760 },
+    viewport: { width: 1440, height: 860 },
     colorScheme: opts.dark ? 'dark' : 'light',
   });
   const page = await context.newPage();
