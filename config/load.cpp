@@ -37,8 +37,8 @@ namespace po = boost::program_options;
 using namespace std::string_literals;
 
 /// Points at the member of fencelock::config that a setting fills.
-using member = std::variant<uint16_t config::*, uint32_t config::*, int64_t config::*,
-                            std::string config::*>;
+using member = std::variant<bool config::*, uint16_t config::*, uint32_t config::*,
+                            int64_t config::*, std::string config::*>;
 
 /// Checks a text setting; returns why `x` is not acceptable, or nothing.
 using text_check = std::optional<std::string> (*)(const std::string& x);
@@ -137,6 +137,9 @@ const setting settings[] = {
   {.key = "drain-timeout-ms", .field = &config::drain_timeout_ms, .min = 0, .max = 600'000,
    .help = "On SIGTERM: how long requests in progress may take to be answered (waiters are "
            "answered 503 at once) before the remaining connections are cut; 0 cuts at once."},
+  {.key = "dashboard", .field = &config::dashboard,
+   .help = "Serves the live lock dashboard at / (a read-only page over /v1/ws; "
+           "docs/dashboard.md); false answers / with 404."},
   // --- WebSocket ---
   {.key = "ws-max-frame", .field = &config::ws_max_frame, .min = 1024, .max = 16'777'216,
    .help = "Largest WebSocket frame a client may send, in bytes; a larger one closes the socket "
@@ -261,6 +264,15 @@ bool is_text(const setting& s) {
   return std::holds_alternative<std::string config::*>(s.field);
 }
 
+bool is_switch(const setting& s) {
+  return std::holds_alternative<bool config::*>(s.field);
+}
+
+/// Whether `Member` points at an integer member of config (not text, not a switch).
+template <class Member>
+constexpr bool is_integer_member = !std::is_same_v<Member, std::string config::*>
+                                   && !std::is_same_v<Member, bool config::*>;
+
 std::string quoted(std::string_view x) {
   // Appended piecewise: GCC 12's -Wrestrict misfires on "\"" + std::string{x} at -O2.
   std::string out;
@@ -277,6 +289,8 @@ std::string value_text(const config& cfg, const setting& s) {
     [&](auto ptr) -> std::string {
       if constexpr (std::is_same_v<decltype(ptr), std::string config::*>)
         return cfg.*ptr;
+      else if constexpr (std::is_same_v<decltype(ptr), bool config::*>)
+        return cfg.*ptr ? "true" : "false";
       else
         return std::to_string(cfg.*ptr);
     },
@@ -313,6 +327,13 @@ caf::error assign(config& cfg, const setting& s, const std::string& text,
     cfg.**text_field = text;
     return caf::none;
   }
+  if (auto switch_field = std::get_if<bool config::*>(&s.field)) {
+    // Exactly true or false: "ture" must not quietly mean either.
+    if (text != "true" && text != "false")
+      return fail("must be true or false");
+    cfg.**switch_field = text == "true";
+    return caf::none;
+  }
   // Integers: parse as int64 (sign included) and range-check before narrowing, so that "-1" or
   // "99999999999999999999" is an error rather than a wrapped value.
   int64_t n = 0;
@@ -322,7 +343,7 @@ caf::error assign(config& cfg, const setting& s, const std::string& text,
     return fail(integer_rule(s));
   std::visit(
     [&](auto ptr) {
-      if constexpr (!std::is_same_v<decltype(ptr), std::string config::*>)
+      if constexpr (is_integer_member<decltype(ptr)>)
         cfg.*ptr = static_cast<std::remove_reference_t<decltype(cfg.*ptr)>>(n);
     },
     s.field);
@@ -473,7 +494,9 @@ std::string help_text() {
     "      \"--\", comments start with #. config/fencelock.conf documents every key.\n";
   const config defaults;
   for (const auto& s : settings) {
-    auto arg = is_text(s) ? std::string{s.arg} : std::to_string(s.min) + ".." + std::to_string(s.max);
+    auto arg = is_text(s)     ? std::string{s.arg}
+               : is_switch(s) ? std::string{"true|false"}
+                              : std::to_string(s.min) + ".." + std::to_string(s.max);
     out += "  --" + std::string{s.key} + " <" + arg + ">  (" + env_name(s.key)
            + "; default: " + value_text(defaults, s) + ")\n      " + std::string{s.help} + "\n";
   }
@@ -523,6 +546,8 @@ caf::error validate(const fencelock::config& cfg) {
   for (const auto& s : settings) {
     auto value = value_text(cfg, s);
     std::optional<std::string> why;
+    if (is_switch(s))
+      continue; // either value is valid
     if (is_text(s)) {
       if (s.check)
         why = s.check(value);
@@ -530,10 +555,10 @@ caf::error validate(const fencelock::config& cfg) {
       // Every integer member fits int64 (uint32 at most), so the comparison is exact.
       auto n = std::visit(
         [&](auto ptr) -> int64_t {
-          if constexpr (std::is_same_v<decltype(ptr), std::string config::*>)
-            return 0;
-          else
+          if constexpr (is_integer_member<decltype(ptr)>)
             return static_cast<int64_t>(cfg.*ptr);
+          else
+            return 0;
         },
         s.field);
       if (n < s.min || n > s.max)

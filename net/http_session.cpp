@@ -15,6 +15,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "common/log.hpp"
+#include "net/dashboard.hpp"
 #include "net/error_mapping.hpp"
 #include "net/ws_session.hpp"
 
@@ -202,6 +203,9 @@ void http_session::handle_request() {
     limited.retry_after_s = 1;
     return send(std::move(limited));
   }
+  if (auto page = dashboard_route(req.method(), req.target(), req[http::field::if_none_match],
+                                  ctx_->cfg().dashboard))
+    return send(std::move(*page));
   auto result = route(req.method(), req.target(), req.body(), ctx_->cfg(), ctx_->svc().ready());
   if (auto* immediate = std::get_if<reply>(&result))
     return send(std::move(*immediate));
@@ -309,6 +313,8 @@ void http_session::send(reply r) {
     res_.set(http::field::retry_after, std::to_string(r.retry_after_s));
   if (!r.allow.empty())
     res_.set(http::field::allow, r.allow);
+  for (const auto& [name, value] : r.headers)
+    res_.set(name, value);
   res_.body() = r.text_type.empty() ? boost::json::serialize(r.body) : std::move(r.text);
   res_.keep_alive(keep_alive_);
   res_.prepare_payload();
@@ -318,6 +324,8 @@ void http_session::send(reply r) {
     res_.body().clear();
     res_.content_length(length);
   }
+  if (r.status == http::status::not_modified)
+    res_.erase(http::field::content_length); // a 304 has no body, and no length of one
   if (watching_) {
     // One read at a time: stop watching first; on_watch_client continues with do_write().
     phase_ = phase::replying;

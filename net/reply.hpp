@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <boost/beast/http/status.hpp>
 #include <boost/json/value.hpp>
@@ -24,6 +26,8 @@ struct reply {
   uint32_t retry_after_s = 0;
   /// Methods for the Allow header of a 405 (empty = no header); always a string literal.
   std::string_view allow;
+  /// Further headers as (name, value), both static data: a page's Cache-Control, ETag, CSP.
+  std::vector<std::pair<std::string_view, std::string_view>> headers;
 };
 
 } // namespace fencelock::net

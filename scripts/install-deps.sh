@@ -25,7 +25,16 @@ packages=(
   python3                            # helper scripts
   python3-websockets                 # an independent WebSocket client for the Python interop
                                      # test (tests/integration/python); system python3 only
+  chromium                           # the browser of the dashboard test (tests/browser), driven
+                                     # headless by playwright-core; it never downloads its own
 )
+
+# Node.js and npm run the dashboard test, which installs playwright-core with `npm ci` from its
+# lock file. Debian's packages only when there is no node or npm at all: a Node.js from
+# elsewhere (NodeSource's package contains npm) must not be replaced. playwright-core needs
+# Node.js 20; with Debian 12's 18 the test reports itself skipped.
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -30,6 +30,8 @@ struct config {
   /// On SIGTERM, how long requests in progress may take to be answered before the remaining
   /// connections are cut (0 = cut at once).
   uint32_t drain_timeout_ms = 10'000;
+  /// Whether the dashboard page is served at / (docs/dashboard.md); off answers / with 404.
+  bool dashboard = true;
 
   // --- WebSocket (GET /v1/ws) -------------------------------------------------------------
   /// Largest frame a client may send, in bytes; larger closes the socket with 1009.

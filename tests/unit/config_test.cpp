@@ -73,6 +73,7 @@ void require_same(const config& x, const config& y) {
   CHECK(x.header_timeout_ms == y.header_timeout_ms);
   CHECK(x.body_timeout_ms == y.body_timeout_ms);
   CHECK(x.drain_timeout_ms == y.drain_timeout_ms);
+  CHECK(x.dashboard == y.dashboard);
   CHECK(x.shed_store_latency_ms == y.shed_store_latency_ms);
   CHECK(x.max_locks == y.max_locks);
   CHECK(x.data_dir == y.data_dir);
@@ -108,7 +109,7 @@ TEST_CASE("the shipped fencelock.conf sets every key", "[config]") {
   REQUIRE(help);
   for (const std::string key :
        {"host", "port", "io-threads", "body-limit", "header-timeout-ms", "body-timeout-ms",
-        "drain-timeout-ms", "shed-store-latency-ms", "max-locks", "data-dir", "store", "redis-key-prefix", "redis-timeout-ms", "fence-block", "ttl-min-ms", "ttl-max-ms", "wait-max-ms",
+        "drain-timeout-ms", "dashboard", "shed-store-latency-ms", "max-locks", "data-dir", "store", "redis-key-prefix", "redis-timeout-ms", "fence-block", "ttl-min-ms", "ttl-max-ms", "wait-max-ms",
         "max-waiters-per-lock", "list-limit-max", "actor-threads", "log-level"}) {
     INFO(key);
     CHECK(std::any_of(lines.begin(), lines.end(),
@@ -131,7 +132,7 @@ TEST_CASE("every setting can be set by flag", "[config]") {
                       "--data-dir", "/tmp/fl", "--store", "embedded", "--fence-block", "5",
                       "--ttl-min-ms", "10", "--ttl-max-ms", "20", "--wait-max-ms", "0",
                       "--max-waiters-per-lock", "7", "--list-limit-max", "8", "--actor-threads",
-                      "3", "--log-level=debug"});
+                      "3", "--log-level=debug", "--dashboard", "false"});
   CHECK(cfg.host == "::1");
   CHECK(cfg.port == 0);
   CHECK(cfg.io_threads == 4);
@@ -148,6 +149,33 @@ TEST_CASE("every setting can be set by flag", "[config]") {
   CHECK(cfg.list_limit_max == 8);
   CHECK(cfg.actor_threads == 3);
   CHECK(cfg.log_level == "debug");
+  CHECK_FALSE(cfg.dashboard);
+}
+
+TEST_CASE("the dashboard switch is true or false in every layer", "[config]") {
+  CHECK(config{}.dashboard);
+  CHECK(load_ok({}).dashboard);
+  CHECK_FALSE(load_ok({"--dashboard=false"}).dashboard);
+  CHECK_FALSE(load_ok({}, {"FENCELOCK_DASHBOARD=false"}).dashboard);
+  temp_file off{"dashboard = false\n"};
+  CHECK_FALSE(load_ok({"--config", off.path()}).dashboard);
+  // A higher layer turns it back on.
+  CHECK(load_ok({"--config", off.path()}, {"FENCELOCK_DASHBOARD=true"}).dashboard);
+  CHECK(load_ok({"--config", off.path(), "--dashboard", "true"}).dashboard);
+  // Only the two words: a near miss must not pick either meaning.
+  for (const std::string bad : {"yes", "on", "1", "False", "truee"}) {
+    INFO(bad);
+    CHECK(load_error({"--dashboard", bad}) == "dashboard: must be true or false (got \"" + bad
+                                                    + "\")");
+  }
+  CHECK(load_error({}, {"FENCELOCK_DASHBOARD="}).rfind("dashboard: must be true or false", 0)
+        == 0);
+  CHECK(load_error({}, {"FENCELOCK_DASHBOARD=off"}).find("FENCELOCK_DASHBOARD")
+        != std::string::npos);
+  auto help = load({"--help"}, {});
+  REQUIRE(help);
+  CHECK(help->help_text.find("--dashboard <true|false>  (FENCELOCK_DASHBOARD; default: true)")
+        != std::string::npos);
 }
 
 TEST_CASE("flags beat the environment, which beats the file", "[config]") {
