@@ -257,3 +257,16 @@ TEST_CASE("sqlite: a list reads only the held locks of its prefix", "[store]") {
   INFO(detail);
   CHECK(detail.find("USING INDEX locks_held (name>? AND name<?)") != std::string::npos);
 }
+
+TEST_CASE("sqlite: the exclusion does not rest on a file that can be deleted", "[store]") {
+  temp_dir dir;
+  auto first = sqlite_store::open(dir.path.string(), "boot-1", 0);
+  REQUIRE(first);
+  // Whatever else lies in the directory (an older release used a LOCK file there) may go.
+  for (auto& entry : std::filesystem::directory_iterator{dir.path})
+    if (entry.path().filename() != "fencelock.db")
+      std::filesystem::remove(entry.path());
+  auto second = sqlite_store::open(dir.path.string(), "boot-1", 0);
+  REQUIRE_FALSE(second);
+  CHECK(to_string(second.error()).find("in use by another fencelock process") != std::string::npos);
+}

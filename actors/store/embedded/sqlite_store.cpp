@@ -4,6 +4,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -103,14 +105,15 @@ sqlite_store::open(const std::string& data_dir, const std::string& boot_id, int6
     return store_error("data-dir: cannot create " + data_dir + ": " + ec.message());
   std::unique_ptr<sqlite_store> self{new sqlite_store};
   self->released_kept_ = released_kept;
-  // Two servers on one directory would each hand out the same tokens: refuse the second.
-  auto lock_path = data_dir + "/LOCK";
-  self->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // Two servers on one store would each hand out the same tokens: refuse the second. The lock is
+  // on the database file itself, held for the life of the store: no other file in the
+  // directory can be deleted to get around it, and the kernel drops it when the process dies.
+  auto path = data_dir + "/fencelock.db";
+  self->lock_fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (self->lock_fd_ < 0)
-    return store_error("data-dir: cannot open " + lock_path);
+    return store_error("data-dir: cannot open " + path + ": " + std::strerror(errno));
   if (::flock(self->lock_fd_, LOCK_EX | LOCK_NB) != 0)
     return store_error("data-dir: " + data_dir + " is in use by another fencelock process");
-  auto path = data_dir + "/fencelock.db";
   if (sqlite3_open_v2(path.c_str(), &self->db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr)
       != SQLITE_OK)
@@ -236,7 +239,7 @@ sqlite_store::~sqlite_store() {
   if (db_)
     sqlite3_close(db_);
   if (lock_fd_ >= 0)
-    ::close(lock_fd_); // releases the flock
+    ::close(lock_fd_); // the flock goes; after sqlite3_close, which never closes this fd
 }
 
 caf::error sqlite_store::exec(const char* sql) {
