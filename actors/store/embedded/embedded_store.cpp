@@ -6,6 +6,7 @@
 #include "actors/event_hub.hpp"
 #include "actors/fence_issuer.hpp"
 #include "actors/store/embedded/lock_record.hpp"
+#include "fencelock/errc.hpp"
 
 namespace fencelock {
 
@@ -110,9 +111,16 @@ public:
   }
 
   void read(lock_self self, reply<lock_view> done) override {
+    bool alive = rec_.alive(self->clock().now(), stalls());
+    if (rec_.holder && !alive && !env_->healthy->load()) {
+      // The lease ran out but its end cannot be written: it is neither held nor free on
+      // record. Fail closed, as the acquire that would end it does.
+      return done(caf::make_error(errc::store_unavailable,
+                                  std::string{"the store cannot record the end of this lease"}));
+    }
     lock_view view;
     view.last_token = rec_.last_token;
-    if (rec_.alive(self->clock().now(), stalls()))
+    if (alive)
       view.lease = rec_.holder;
     done(std::move(view));
   }
@@ -201,6 +209,7 @@ caf::expected<std::shared_ptr<embedded_store>> embedded_store::make(
   if (settings.watch_stalls)
     env->stalls = std::make_shared<stall_window>();
   env->reporter = reporter;
+  env->healthy = result->healthy_;
   result->env_ = std::move(env);
   result->announcer_ = std::make_shared<local_announcer>(
     std::move(events), std::move(reporter), static_cast<int64_t>(result->held_.size()));

@@ -70,6 +70,8 @@ public:
     caf::timespan timeout;
     std::shared_ptr<stall_window> stalls;
     std::shared_ptr<store_reporter> reporter;
+    /// Whether the store's last commit succeeded.
+    std::shared_ptr<std::atomic<bool>> healthy;
   };
 
 private:
