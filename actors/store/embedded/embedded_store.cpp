@@ -74,7 +74,9 @@ public:
           commit(self, next, false, [next, settled, done](caf::error err) {
             if (err)
               return done(std::move(err));
-            done(store_answer{verdict::granted, next, settled});
+            store_answer out{verdict::granted, next, settled};
+            out.replaced = settled ? settled->token : 0;
+            done(std::move(out));
           });
         },
         [done](caf::error& err) { done(std::move(err)); });

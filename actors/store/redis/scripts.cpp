@@ -70,6 +70,7 @@ end
 )lua";
 
 // KEYS: lock, token counter, held index. ARGV: name, owner, ttl_ms, floor, keep_ms, channel.
+// A grant answers the lease and, eighth, the token of the lease it replaced (0 = none).
 // The token is above the counter, above Redis's clock in µs and above the caller's floor: a
 // counter that Redis lost (restart without persistence, failover to a replica that lagged)
 // starts again above every token it had handed out (docs/redis.md, "Tokens").
@@ -85,6 +86,10 @@ if live(rec, now) then
   return reply('refreshed', rec, now)
 end
 settle(key, held, name, rec, now, keep, channel)
+-- The lease this grant replaces, ended by a script (now or before): an instance that watched a
+-- lease it does not find here knows that the store lost it.
+local prev = 0
+if rec then prev = rec.token end
 local token = math.max(tonumber(redis.call('GET', counter) or '0') + 1, now, floor)
 if token > 9007199254740991 then return redis.error_reply('fencing tokens exhausted') end
 redis.call('SET', counter, num(token))
@@ -95,7 +100,9 @@ redis.call('HSET', key, 'owner', owner, 'token', num(token), 'ttl', num(ttl),
 redis.call('PEXPIRE', key, ttl + keep)
 redis.call('ZADD', held, 0, name)
 publish(channel, 'acquired', name, rec, 0, now)
-return reply('granted', rec, now)
+local out = reply('granted', rec, now)
+out[8] = num(prev)
+return out
 )lua";
 
 // KEYS: lock, held index. ARGV: name, owner, token, ttl_ms (0 = the lease's own), keep_ms,
@@ -245,6 +252,10 @@ std::optional<script_lease> decode_lease(const value& v, std::string& why) {
     return out;
   }
   if (!read_lease(v.elements, 0, out)) {
+    why = "malformed lease reply";
+    return std::nullopt;
+  }
+  if (v.elements.size() > lease_fields && !to_number(v.elements[lease_fields], out.replaced)) {
     why = "malformed lease reply";
     return std::nullopt;
   }
