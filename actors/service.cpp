@@ -321,7 +321,7 @@ std::size_t service::subscriptions() const {
 
 void service::cancel(const std::string& name, uint64_t request_id) {
   if (running() && valid_lock_name(name))
-    caf::anon_send(impl_->actors.registry, cancel_atom_v, name, request_id);
+    caf::anon_send(impl_->bridge, cancel_atom_v, name, request_id); // behind its acquire
 }
 
 } // namespace fencelock
