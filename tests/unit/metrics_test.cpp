@@ -2,6 +2,7 @@
 // the scrape is the Prometheus text format. No sockets.
 
 #define CATCH_CONFIG_ENABLE_OPTIONAL_STRINGMAKER
+#include "actors/admission.hpp"
 #include "support/lab.hpp"
 #include <catch2/catch.hpp>
 
@@ -92,4 +93,17 @@ TEST_CASE("GET /metrics routes to the metrics, other methods get 405", "[metrics
   REQUIRE(std::holds_alternative<reply>(posted));
   CHECK(std::get<reply>(posted).status == http::status::method_not_allowed);
   CHECK(std::get<reply>(posted).allow == "GET");
+}
+
+TEST_CASE("reads have a budget of their own", "[overload]") {
+  fencelock::config cfg;
+  cfg.max_reads_in_flight = 2;
+  fencelock::service_core core{cfg};
+  core.in_flight = 2;
+  core.reads_in_flight = 2;
+  CHECK(fencelock::shed(core, fencelock::call_class::read));
+  CHECK_FALSE(fencelock::shed(core, fencelock::call_class::lease));
+  CHECK_FALSE(fencelock::shed(core, fencelock::call_class::acquire));
+  core.reads_in_flight = 1;
+  CHECK_FALSE(fencelock::shed(core, fencelock::call_class::read));
 }
