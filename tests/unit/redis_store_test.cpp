@@ -118,6 +118,11 @@ TEST_CASE("script_answers_decode_into_leases", "[unit][redis]") {
   CHECK_FALSE(decode_lease(array({str("ok"), str("w1"), str("1"), str("1"), str("1"), str("0")}),
                            why)); // a field short
   CHECK_FALSE(decode_lease(str("ok"), why));
+  value empty_error;
+  empty_error.type = value::kind::error;
+  why.clear();
+  CHECK_FALSE(decode_lease(empty_error, why));
+  CHECK_FALSE(why.empty());
 
   auto listed = decode_list(array({str("a"), str("w1"), str("5"), str("100"), str("90"), str("3"),
                                    str("1000"), str("b"), str("w2"), str("6"), str("100"), str("10"),

@@ -219,6 +219,11 @@ bool read_lease(const std::vector<value>& xs, size_t at, script_lease& out) {
          && to_number(xs[at + 6], out.deadline_ms);
 }
 
+// Returns what a Redis error reply says, never nothing: callers report it as the failure.
+std::string error_text(const value& v) {
+  return v.str.empty() ? std::string{"an error reply without a message"} : v.str;
+}
+
 } // namespace
 
 const script& script_for(script_id id) {
@@ -232,7 +237,7 @@ const script& script_for(script_id id) {
 
 std::optional<script_lease> decode_lease(const value& v, std::string& why) {
   if (v.is_error()) {
-    why = v.str;
+    why = error_text(v);
     return std::nullopt;
   }
   if (v.type != value::kind::array || v.elements.empty()) {
@@ -253,7 +258,7 @@ std::optional<script_lease> decode_lease(const value& v, std::string& why) {
 
 std::optional<std::vector<script_lease>> decode_list(const value& v, std::string& why) {
   if (v.is_error()) {
-    why = v.str;
+    why = error_text(v);
     return std::nullopt;
   }
   if (v.type != value::kind::array || v.elements.size() % lease_fields != 0) {
