@@ -37,9 +37,39 @@ value convert(const redisReply* r) {
   return v;
 }
 
+// hiredis 0.14 has no limit of its own on an array's count (later versions have maxelements),
+// so the reader gets hiredis's own functions with createArray wrapped in a check. A null return
+// makes hiredis stop with an out-of-memory error, which next() reports as the real reason.
+redisReplyObjectFunctions default_functions;
+redisReplyObjectFunctions limited_functions;
+
+void* create_limited_array(const redisReadTask* task, int elements) {
+  if (elements < 0 || static_cast<std::size_t>(elements) > max_reply_elements) {
+    *static_cast<bool*>(task->privdata) = true;
+    return nullptr;
+  }
+  return default_functions.createArray(task, elements);
+}
+
+redisReader* make_reader(bool* too_large) {
+  auto* r = redisReaderCreate();
+  if (r == nullptr)
+    return nullptr;
+  static const bool init = [r] {
+    default_functions = *r->fn;
+    limited_functions = default_functions;
+    limited_functions.createArray = create_limited_array;
+    return true;
+  }();
+  static_cast<void>(init);
+  r->fn = &limited_functions;
+  r->privdata = too_large;
+  return r;
+}
+
 } // namespace
 
-reply_reader::reply_reader() : reader_(redisReaderCreate()) {
+reply_reader::reply_reader() : reader_(make_reader(&too_large_)) {
 }
 
 reply_reader::~reply_reader() {
@@ -67,7 +97,9 @@ bool reply_reader::next(std::optional<value>& out) {
   }
   void* raw = nullptr;
   if (redisReaderGetReply(reader_, &raw) != REDIS_OK) {
-    error_ = reader_->errstr;
+    error_ = too_large_ ? "array of more than " + std::to_string(max_reply_elements)
+                            + " elements"
+                        : std::string{reader_->errstr};
     return false;
   }
   if (raw == nullptr)

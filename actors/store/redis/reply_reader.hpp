@@ -16,6 +16,12 @@ struct redisReader;
 
 namespace fencelock::redis {
 
+/// Most elements one array of a reply may announce. hiredis allocates an array's element
+/// pointers as soon as it reads the count, before any element arrives, so a count of 2^31 from
+/// a broken or hostile peer would cost 16 GiB at once. The largest array fencelock asks for is a
+/// list page: 7 values per lock, at most 100,000 locks per page (list-limit-max).
+inline constexpr std::size_t max_reply_elements = std::size_t{1} << 20;
+
 /// Turns a stream of RESP bytes, fed in pieces as they arrive, into replies. Not thread-safe.
 class reply_reader {
 public:
@@ -41,6 +47,7 @@ public:
 private:
   redisReader* reader_;
   std::string error_;
+  bool too_large_ = false; // set by the array hook when a count exceeds max_reply_elements
 };
 
 /// What read_replies() found in a piece of bytes.
