@@ -8,6 +8,7 @@
 // so copying a reply out of them past its end is caught.
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,7 @@
 #include "actors/store/redis/reply_reader.hpp"
 #include "actors/store/redis/scripts.hpp"
 #include "fencelock/events.hpp"
+#include "fencelock/types.hpp"
 #include "fuzz/fuzz.hpp"
 
 namespace fencelock::fuzz {
@@ -80,19 +82,33 @@ void check_events(const redis::value& v) {
     check_events(x);
 }
 
+/// A decoded lease holds what the scripts can answer, so that the backend's arithmetic on it
+/// (redis_runtime.cpp: a deadline `remaining_ms` from now) cannot overflow.
+void check_lease(const redis::script_lease& x) {
+  constexpr int64_t year_ms = 365LL * 24 * 3600 * 1000;
+  check(x.token <= max_token && x.revision <= max_token, "a decoded token fits 2^53-1");
+  check(x.ttl_ms >= 0 && x.ttl_ms <= year_ms && x.remaining_ms >= 0 && x.remaining_ms <= year_ms,
+        "a decoded TTL and time left are within a year");
+  check(x.deadline_ms >= 0, "a decoded deadline is not before 1970");
+}
+
 void check_decoders(const redis::value& v) {
   check(!redis::describe(v).empty(), "describe says something");
   std::string why;
   auto lease = redis::decode_lease(v, why);
   if (!lease && why.empty())
     violated(target_name, "decode_lease succeeds or says why: " + redis::describe(v));
+  if (lease)
+    check_lease(*lease);
   why.clear();
   auto list = redis::decode_list(v, why);
   if (!list && why.empty())
     violated(target_name, "decode_list succeeds or says why: " + redis::describe(v));
   if (list)
-    for (const auto& x : *list)
+    for (const auto& x : *list) {
       check(x.status == "held", "a list entry is a held lease");
+      check_lease(x);
+    }
   check_events(v);
 }
 

@@ -118,6 +118,16 @@ TEST_CASE("script_answers_decode_into_leases", "[unit][redis]") {
   CHECK_FALSE(decode_lease(array({str("ok"), str("w1"), str("1"), str("1"), str("1"), str("0")}),
                            why)); // a field short
   CHECK_FALSE(decode_lease(str("ok"), why));
+  // Numbers no script answers are malformed rather than a lease: the backend's deadline
+  // arithmetic on them would overflow (found by fuzz/fuzz_redis_reply.cpp).
+  CHECK_FALSE(decode_lease(array({str("ok"), str("w1"), str("1"), str("1"),
+                                  str("9223372036854775807"), str("0"), str("5")}),
+                           why));
+  CHECK(why == "malformed lease reply");
+  CHECK_FALSE(decode_lease(array({str("ok"), str("w1"), str("9007199254740992"), str("1"),
+                                  str("1"), str("0"), str("5")}),
+                           why));
+  CHECK_FALSE(decode_lease(array({array({})}), why));
   value empty_error;
   empty_error.type = value::kind::error;
   why.clear();
