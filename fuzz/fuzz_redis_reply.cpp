@@ -69,6 +69,10 @@ void check_event(std::string_view payload) {
   if (!ev->ends_lease())
     return;
   check(ev->expires_at_ms == 0, "an event that ends a lease has no deadline");
+  using cause = lease_end_cause;
+  bool by_release = ev->cause == cause::released || ev->cause == cause::session_closed;
+  check(by_release == (ev->kind == lock_event_kind::released),
+        "released comes with cause released or session_closed, expired with the others");
 }
 
 /// Decodes every string in `v` as a channel event, as the subscriber connection does with a

@@ -174,4 +174,11 @@ TEST_CASE("published_events_parse_into_lock_events", "[unit][redis]") {
     R"({"kind":"stolen","name":"a","owner":"w","token":"7","revision":"0","expires_at_ms":"1","at_ms":"1"})"));
   CHECK_FALSE(parse_store_event(
     R"({"kind":"released","name":"a","owner":"w","token":"7","revision":"1","expires_at_ms":"1","at_ms":"1"})"));
+  // A kind and a cause that no script pairs: a holder would miss its lease_lost.
+  CHECK_FALSE(parse_store_event(
+    R"({"kind":"expired","name":"a","owner":"w","token":"7","revision":"1","expires_at_ms":"1",)"
+    R"("at_ms":"1","cause":"released"})"));
+  CHECK_FALSE(parse_store_event(
+    R"({"kind":"released","name":"a","owner":"w","token":"7","revision":"1","expires_at_ms":"1",)"
+    R"("at_ms":"1","cause":"expired"})"));
 }

@@ -74,7 +74,10 @@ std::optional<lock_event> parse_store_event(std::string_view text) {
     auto* cause = o.if_contains("cause");
     auto c = cause != nullptr && cause->is_string() ? cause_from(cause->get_string())
                                                       : std::nullopt;
-    if (!c)
+    // The pairs lock_event promises: a release ends as released or session_closed, anything
+    // else as expired (events.hpp). A subscriber's lease_lost depends on the cause.
+    bool by_release = c == lease_end_cause::released || c == lease_end_cause::session_closed;
+    if (!c || by_release != (ev.kind == lock_event_kind::released))
       return std::nullopt;
     ev.cause = *c;
   }
