@@ -473,6 +473,9 @@ caf::error parse_file(const std::string& path, std::vector<assignment>& out) {
   try {
     parsed = po::parse_config_file(in, desc, false);
   } catch (const po::unknown_option& e) {
+    // A line such as "= 8080" has an empty key, which must not make the message start with ":".
+    if (e.get_option_name().empty())
+      return config_error("config: " + quoted(path) + ": a line has no key before its \"=\"");
     return config_error(e.get_option_name() + ": unknown setting (in " + quoted(path) + ")");
   } catch (const po::error& e) {
     return config_error("config: " + quoted(path) + ": " + e.what());

@@ -180,57 +180,6 @@ route_result readiness(bool ready) {
   return result;
 }
 
-// --- dispatch ----------------------------------------------------------------------------------
-
-template <class T>
-boost::json::value body_of(const T& x) {
-  return to_json(x);
-}
-
-boost::json::value body_of(bool released) {
-  return boost::json::object{{"released", released}};
-}
-
-/// Wraps `done` into the service callback for a result of type T.
-template <class T>
-callback<T> answer_with(reply_handler done) {
-  return [done = std::move(done)](caf::expected<T> result) {
-    done(result ? ok(body_of(*result)) : error_reply(result.error()));
-  };
-}
-
-void start(service& svc, acquire_request req, call_context ctx, reply_handler done) {
-  svc.acquire(std::move(req), answer_with<lease>(std::move(done)), std::move(ctx));
-}
-
-void start(service& svc, renew_request req, call_context ctx, reply_handler done) {
-  svc.renew(std::move(req), answer_with<lease>(std::move(done)), std::move(ctx));
-}
-
-void start(service& svc, release_request req, call_context ctx, reply_handler done) {
-  svc.release(std::move(req), answer_with<bool>(std::move(done)), std::move(ctx));
-}
-
-void start(service& svc, check_request req, call_context ctx, reply_handler done) {
-  svc.check(std::move(req), answer_with<check_result>(std::move(done)), std::move(ctx));
-}
-
-void start(service& svc, status_query query, call_context ctx, reply_handler done) {
-  svc.status(std::move(query.name), answer_with<lock_status>(std::move(done)), std::move(ctx));
-}
-
-void start(service& svc, list_request req, call_context ctx, reply_handler done) {
-  svc.list(std::move(req), answer_with<lock_list>(std::move(done)), std::move(ctx));
-}
-
-void start(service& svc, metrics_query, call_context, reply_handler done) {
-  // Answered at once on the calling thread: a scrape reads the counters, it waits for nobody.
-  reply result;
-  result.text_type = "text/plain; version=0.0.4";
-  result.text = svc.metrics_text();
-  done(std::move(result));
-}
-
 } // namespace
 
 route_result route(http::verb method, std::string_view target, std::string_view body,
@@ -270,12 +219,6 @@ route_result route(http::verb method, std::string_view target, std::string_view 
       return service_call{metrics_query{}};
   }
   return error_reply(http::status::not_found, "not_found", "no such route");
-}
-
-void dispatch(service& svc, service_call call, call_context ctx, reply_handler done) {
-  std::visit(
-    [&](auto&& req) { start(svc, std::move(req), std::move(ctx), std::move(done)); },
-    std::move(call));
 }
 
 bool valid_request_id(std::string_view x) noexcept {
