@@ -275,7 +275,8 @@ std::optional<script_lease> decode_lease(const value& v, std::string& why) {
     why = "malformed lease reply";
     return std::nullopt;
   }
-  if (v.elements.size() > lease_fields && !to_number(v.elements[lease_fields], out.replaced)) {
+  if (v.elements.size() > lease_fields
+      && (!to_number(v.elements[lease_fields], out.replaced) || out.replaced > max_token)) {
     why = "malformed lease reply";
     return std::nullopt;
   }
