@@ -169,8 +169,10 @@ void metrics::record_mailbox_depth(std::size_t depth) {
   mailbox_depth_.Observe(static_cast<double>(depth));
 }
 
-void metrics::stall_detected() {
+void metrics::stall_detected(std::chrono::steady_clock::time_point began,
+                             std::chrono::steady_clock::time_point woke) {
   stalls_.Increment();
+  store_latency_.stalled(began, woke);
 }
 
 void metrics::expiry_deferred() {
