@@ -308,3 +308,38 @@ TEST_CASE("lease table: filled from the durable store at start-up", "[store]") {
   release_through(after, "r9", 10, &store);
   CHECK(after.find("r9").released_seq > after.find("r4").released_seq);
 }
+
+TEST_CASE("sqlite: a damaged store stops the start with a clear message", "[store]") {
+  temp_dir dir;
+  {
+    auto s = sqlite_store::open(dir.path.string(), "boot-1", 0);
+    REQUIRE(s);
+    for (int i = 0; i < 300; ++i) {
+      store_batch batch;
+      batch.locks.push_back(held("lock:" + std::to_string(i), "owner", static_cast<uint64_t>(i + 1),
+                                 1'000'000'000, 60'000));
+      REQUIRE_FALSE((*s)->commit(batch));
+    }
+  }
+  // Scribble over every page but the header page: whichever the table lives on is hit.
+  auto path = dir.path / "fencelock.db";
+  auto size = std::filesystem::file_size(path);
+  REQUIRE(size > 4096 * 3);
+  {
+    std::FILE* f = std::fopen(path.c_str(), "r+b");
+    REQUIRE(f != nullptr);
+    for (std::uintmax_t page = 4096; page < size; page += 4096) {
+      std::fseek(f, static_cast<long>(page + 8), SEEK_SET);
+      char junk[64];
+      std::fill(std::begin(junk), std::end(junk), '\xff');
+      std::fwrite(junk, 1, sizeof(junk), f);
+    }
+    std::fclose(f);
+  }
+  auto reopened = sqlite_store::open(dir.path.string(), "boot-1", 0);
+  REQUIRE_FALSE(reopened);
+  auto text = to_string(reopened.error());
+  INFO(text);
+  CHECK(text.find("damaged") != std::string::npos);
+  CHECK(text.find("not an error") == std::string::npos);
+}

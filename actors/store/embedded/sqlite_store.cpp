@@ -110,6 +110,8 @@ sqlite_store::open(const std::string& data_dir, const std::string& boot_id, int6
   // WAL + synchronous=FULL: every commit is fsynced before it returns.
   if (auto err = self->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"))
     return err;
+  if (auto err = self->check_integrity(path))
+    return err;
   if (auto err = self->exec(schema))
     return err;
   if (auto err = self->migrate())
@@ -140,6 +142,28 @@ sqlite_store::open(const std::string& data_dir, const std::string& boot_id, int6
   if (auto err = self->adopt_boot(boot_id, now_ns))
     return err;
   return self;
+}
+
+caf::error sqlite_store::check_integrity(const std::string& path) {
+  // A damaged file must stop the server at start, not after it has granted from half a table:
+  // quick_check reads every page once (milliseconds for a large store).
+  sqlite3_stmt* check = nullptr;
+  if (auto err = prepare("PRAGMA quick_check", &check))
+    return store_error("data-dir: " + path + " cannot be read: " + error_message(err)
+                       + " (restore it from a backup, or move it away to start empty: tokens "
+                         "may then repeat, see docs/durability.md)");
+  std::string verdict;
+  int rc = sqlite3_step(check);
+  if (rc == SQLITE_ROW)
+    verdict = column_text(check, 0);
+  else
+    verdict = sqlite3_errmsg(db_);
+  sqlite3_finalize(check);
+  if (verdict == "ok")
+    return caf::none;
+  return store_error("data-dir: " + path + " is damaged (" + verdict
+                     + "); restore it from a backup, or move it away to start empty: tokens may "
+                       "then repeat, see docs/durability.md");
 }
 
 caf::error sqlite_store::migrate() {
@@ -182,18 +206,20 @@ caf::error sqlite_store::adopt_boot(const std::string& boot_id, int64_t now_ns) 
   sqlite3_bind_int64(rebase, 1, now_ns);
   auto rc = sqlite3_step(rebase);
   sqlite3_finalize(rebase);
-  if (rc != SQLITE_DONE) {
+  // The error is read before the rollback, which would reset it to "not an error".
+  auto rollback = [this](const char* what) {
+    auto err = fail(what);
     exec("ROLLBACK");
-    return fail("rebase deadlines");
-  }
+    return err;
+  };
+  if (rc != SQLITE_DONE)
+    return rollback("rebase deadlines");
   {
     stmt_guard guard{set_meta_};
     sqlite3_bind_text(set_meta_, 1, "boot_id", -1, SQLITE_STATIC);
     bind_text(set_meta_, 2, boot_id);
-    if (sqlite3_step(set_meta_) != SQLITE_DONE) {
-      exec("ROLLBACK");
-      return fail("store boot id");
-    }
+    if (sqlite3_step(set_meta_) != SQLITE_DONE)
+      return rollback("store boot id");
   }
   return exec("COMMIT");
 }

@@ -37,6 +37,7 @@ private:
   caf::error fail(const char* what);
   caf::error adopt_boot(const std::string& boot_id, int64_t now_ns);
   caf::error migrate();
+  caf::error check_integrity(const std::string& path);
 
   sqlite3* db_ = nullptr;
   int lock_fd_ = -1;
