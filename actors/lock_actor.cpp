@@ -462,7 +462,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       if (auto w = s.lock.take_waiter(request_id)) {
         count_waiters(self, -1);
         w->promise.deliver(
-          caf::make_error(errc::unavailable, std::string{"cancelled: the client went away"}));
+          caf::make_error(errc::cancelled, std::string{"the client went away"}));
         return;
       }
       // The grant went out but never reached its client: nobody will use or release it.

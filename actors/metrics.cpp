@@ -55,7 +55,8 @@ metrics::metrics()
             .Register(registry_)),
     in_flight_(prometheus::BuildGauge()
                  .Name("fencelock_requests_in_progress")
-                 .Help("Client calls received and not yet answered, waiting acquires included")
+                 .Help("Client calls received and not yet answered, waiting acquires included; "
+                       "the shedding thresholds count this minus fencelock_waiters")
                  .Register(registry_)
                  .Add({})),
     waiting_(prometheus::BuildGauge()

@@ -24,7 +24,18 @@ namespace {
 
 // --- paths -------------------------------------------------------------------------------------
 
-enum class endpoint { acquire, renew, release, check, status, list, healthz, readyz, metrics };
+enum class endpoint {
+  acquire,
+  renew,
+  release,
+  check,
+  status,
+  list,
+  healthz,
+  readyz,
+  metrics,
+  websocket
+};
 
 struct path_match {
   endpoint where;
@@ -40,6 +51,8 @@ std::optional<path_match> match_path(std::string_view path) {
     return path_match{endpoint::readyz, {}};
   if (path == "/metrics")
     return path_match{endpoint::metrics, {}};
+  if (path == "/v1/ws")
+    return path_match{endpoint::websocket, {}}; // upgrades are taken before routing
   constexpr std::string_view locks = "/v1/locks";
   if (!path.starts_with(locks))
     return std::nullopt;
@@ -217,6 +230,13 @@ route_result route(http::verb method, std::string_view target, std::string_view 
       return readiness(ready);
     case endpoint::metrics:
       return service_call{metrics_query{}};
+    case endpoint::websocket: {
+      auto result = error_reply(http::status::upgrade_required, "invalid_request",
+                                "GET /v1/ws needs a WebSocket upgrade (Connection: Upgrade, "
+                                "Upgrade: websocket)");
+      result.headers.emplace_back("Upgrade", "websocket");
+      return result;
+    }
   }
   return error_reply(http::status::not_found, "not_found", "no such route");
 }
