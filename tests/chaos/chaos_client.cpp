@@ -12,7 +12,13 @@
 // new lease, so two grants with one token are always a fault of the service.
 //
 //   fencelock_chaos_client --id N --seed S --servers P0[,P1...] --store-port P --locks K
-//                          --history FILE
+//                          --history FILE [--library 1]
+//
+// With --library 1 it holds its leases through the C++ client library (include/fencelock/
+// client.hpp, over WebSocket) instead of plain HTTP: the library renews in the background and
+// keeps the local deadline itself, so the client samples held_lease::local_deadline() before
+// each write and records it as a "deadline" line, and records a loss the library reports as a
+// "lost" line (cause, and when it was declared).
 //
 // stdin takes commands, one a line: "pause" arms a pause point: after its next grant the client
 // checks its deadline, prints {"pause_point":true,"lock":..,"token":..} on stdout and waits for
@@ -38,6 +44,7 @@
 #include <boost/json.hpp>
 
 #include "chaos/history.hpp"
+#include "fencelock/client.hpp"
 #include "support/http_client.hpp"
 #include "support/lock_api.hpp"
 
@@ -58,6 +65,7 @@ struct options {
   uint16_t store_port = 0;
   int locks = 3;
   std::string history;
+  bool library = false;
 };
 
 std::optional<uint64_t> parse_u64(std::string_view s) {
@@ -87,6 +95,8 @@ bool parse_args(int argc, char** argv, options& o) {
       o.locks = static_cast<int>(parse_u64(v).value_or(3));
     } else if (k == "--history") {
       o.history = v;
+    } else if (k == "--library") {
+      o.library = v == "1";
     } else {
       return false;
     }
@@ -149,7 +159,10 @@ public:
     for (uint64_t iter = 0;; ++iter) {
       if (!read_commands(0))
         return 0;
-      one_attempt(iter);
+      if (opts_.library)
+        one_library_attempt(iter);
+      else
+        one_attempt(iter);
     }
   }
 
@@ -288,17 +301,7 @@ private:
       out_.append(rec);
       return false;
     }
-    bool paused = false;
-    if (armed_) {
-      armed_ = false;
-      paused = true;
-      json::object p{{"pause_point", true}, {"lock", lock_}, {"token", token_},
-                     {"deadline", deadline_}};
-      std::cout << json::serialize(p) << std::endl;
-      // Frozen here by the driver; any line resumes (EOF too).
-      while (!cmds_.eof && !cmds_.next(1000)) {
-      }
-    }
+    bool paused = pause_point();
     auto t0 = mono_ns();
     auto r = store_->try_request("PUT", "/kv/" + lock_, owner_ + "@" + std::to_string(token_),
                                  {{"Fencing-Lock", lock_},
@@ -329,6 +332,20 @@ private:
     return r && r.response.status == 200 && !paused;
   }
 
+  // When armed: announces the pause point on stdout and waits for any line on stdin (the driver
+  // freezes the process meanwhile). Returns whether it paused.
+  bool pause_point() {
+    if (!armed_)
+      return false;
+    armed_ = false;
+    json::object p{{"pause_point", true}, {"lock", lock_}, {"token", token_},
+                   {"deadline", deadline_}};
+    std::cout << json::serialize(p) << std::endl;
+    while (!cmds_.eof && !cmds_.next(1000)) {
+    }
+    return true;
+  }
+
   // One renewal; returns whether the lease is still usable.
   bool renew() {
     auto t0 = mono_ns();
@@ -352,6 +369,110 @@ private:
       return ok;
     // 503 and friends: not confirmed; the old deadline still counts.
     return ok || mono_ns() < deadline_;
+  }
+
+  static int64_t steady_ns(std::chrono::steady_clock::time_point t) {
+    // libstdc++'s steady_clock is CLOCK_MONOTONIC: the histories' time axis.
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  }
+
+  // The same attempt through the client library: one client per attempt, so that every grant
+  // has an owner of its own (the library names one owner per client).
+  void one_library_attempt(uint64_t iter) {
+    lock_ = "lock-" + std::to_string(uniform(0, opts_.locks - 1));
+    owner_ = "c" + std::to_string(opts_.id) + "-" + std::to_string(iter);
+    ttl_ms_ = uniform(500, 2000);
+    int64_t wait_ms = chance(30) ? uniform(100, 1500) : 0;
+    auto port = opts_.servers[static_cast<size_t>(
+      uniform(0, static_cast<int64_t>(opts_.servers.size()) - 1))];
+    fencelock::client_options co;
+    co.url = "http://127.0.0.1:" + std::to_string(port);
+    co.owner = owner_;
+    co.connect_timeout = 2s;
+    co.request_timeout = 5s;
+    auto rec = base("acquire", 0);
+    rec["ttl"] = ttl_ms_;
+    rec["wait"] = wait_ms;
+    rec["library"] = true;
+    std::optional<fencelock::held_lease> lease;
+    auto t0 = mono_ns();
+    try {
+      fencelock::client cl{co};
+      lease.emplace(cl.acquire(lock_, std::chrono::milliseconds{ttl_ms_},
+                               std::chrono::milliseconds{wait_ms}));
+      token_ = lease->token();
+      deadline_ = steady_ns(lease->local_deadline());
+      rec["res"] = "granted";
+      rec["token"] = token_;
+      rec["deadline"] = deadline_;
+    } catch (const fencelock::client_error& e) {
+      rec["res"] = e.code() == "lock_held" ? "held" : "error";
+      rec["code"] = e.code();
+    }
+    rec["t0"] = t0;
+    rec["t1"] = mono_ns();
+    out_.append(rec);
+    if (!lease) {
+      nap(10, 100);
+      return;
+    }
+    hold_library(*lease);
+  }
+
+  // Writes while the library says the lease is held, then releases it or lets it run out.
+  void hold_library(fencelock::held_lease& lease) {
+    int writes = static_cast<int>(uniform(1, 3));
+    for (int w = 0; w < writes; ++w) {
+      if (!library_alive(lease) || !write())
+        return;
+      auto left_ms = (deadline_ - mono_ns()) / 1'000'000;
+      if (left_ms > 2)
+        nap(0, std::min<int64_t>(ttl_ms_ / 2, left_ms / 2)); // long enough for renewals
+    }
+    if (!library_alive(lease))
+      return;
+    if (!chance(85)) {
+      lease.detach(); // runs out at its TTL on the server
+      return;
+    }
+    auto t0 = mono_ns();
+    auto rec = base("release", t0);
+    rec["token"] = token_;
+    rec["deadline"] = deadline_;
+    try {
+      lease.release();
+      rec["res"] = "ok";
+    } catch (const fencelock::client_error& e) {
+      rec["res"] = e.code() == "lease_lost" ? "lost" : "error";
+      rec["code"] = e.code();
+    }
+    rec["t1"] = mono_ns();
+    out_.append(rec);
+  }
+
+  // Samples the library's view of the lease: records a later local deadline, or the loss.
+  // Returns whether the lease still counts as held.
+  bool library_alive(fencelock::held_lease& lease) {
+    auto now = mono_ns();
+    if (auto loss = lease.loss()) {
+      auto rec = base("lost", steady_ns(loss->at));
+      rec["t1"] = now;
+      rec["res"] = "lost";
+      rec["code"] = fencelock::to_string(loss->cause);
+      rec["token"] = token_;
+      rec["deadline"] = deadline_;
+      out_.append(rec);
+      return false;
+    }
+    auto d = steady_ns(lease.local_deadline());
+    if (d > deadline_) {
+      deadline_ = d;
+      auto rec = base("deadline", now);
+      rec["token"] = token_;
+      rec["deadline"] = deadline_;
+      out_.append(rec);
+    }
+    return now < deadline_;
   }
 
   void release() {

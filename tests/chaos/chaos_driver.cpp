@@ -5,9 +5,12 @@
 // history and the run fails on any violation.
 //
 //   fencelock_chaos_driver --store embedded|redis [--duration S] [--seed N] [--clients N]
-//                          [--locks K] [--history DIR] [--keep] [--spare-instance]
+//                          [--locks K] [--library-clients N] [--history DIR] [--keep]
+//                          [--spare-instance]
 //
-// --duration defaults to $FENCELOCK_CHAOS_SECONDS, else 60. --seed defaults to one drawn from
+// --duration defaults to $FENCELOCK_CHAOS_SECONDS, else 60. Of the --clients (6) clients, the
+// last --library-clients (2) hold their leases through the C++ client library, the others over
+// plain HTTP. --seed defaults to one drawn from
 // the clock and is printed; the same seed gives the same schedule of faults and the same client
 // choices (the timing of a real run still differs). --history is where the history goes (by
 // default a fresh /tmp/fencelock-chaos-<store>-XXXXXX): removed after a passing run unless
@@ -77,6 +80,7 @@ struct options {
   bool seed_given = false;
   int clients = 6;
   int locks = 3;
+  int library_clients = 2;
   std::string history;
   bool keep = false;
   bool spare_instance = false;
@@ -116,6 +120,8 @@ bool parse_args(int argc, char** argv, options& o) {
       o.seed = *n, o.seed_given = true;
     else if (k == "--clients" && n && *n > 0 && *n <= 64)
       o.clients = static_cast<int>(*n);
+    else if (k == "--library-clients" && n && *n <= 64)
+      o.library_clients = static_cast<int>(*n);
     else if (k == "--locks" && n && *n > 0 && *n <= 100)
       o.locks = static_cast<int>(*n);
     else if (k == "--history")
@@ -255,7 +261,9 @@ public:
                                  std::to_string(store_->port), "--locks",
                                  std::to_string(opts_.locks), "--history",
                                  (history_ / ("client-" + std::to_string(c) + ".jsonl"))
-                                   .string()}));
+                                   .string(),
+                                 "--library",
+                                 c >= opts_.clients - opts_.library_clients ? "1" : "0"}));
 
     auto end = start + opts_.duration_s * 1'000'000'000;
     sleep_ms(uniform(1500, 2500)); // warm-up
@@ -681,7 +689,8 @@ int main(int argc, char** argv) {
   options o;
   if (!parse_args(argc, argv, o)) {
     std::cerr << "usage: fencelock_chaos_driver --store embedded|redis [--duration S] [--seed N] "
-                 "[--clients N] [--locks K] [--history DIR] [--keep] [--spare-instance]\n";
+                 "[--clients N] [--locks K] [--library-clients N] [--history DIR] [--keep] "
+                 "[--spare-instance]\n";
     return 2;
   }
   try {

@@ -266,6 +266,12 @@ private:
     }
   }
 
+  // Returns whether `e` tells a later local deadline of its lease: a confirmed renewal, or
+  // (client library) a sample of the deadline the library keeps.
+  static bool moves_deadline(const event& e) {
+    return (e.op == "renew" && e.res == "ok") || e.op == "deadline";
+  }
+
   void build_leases() {
     // Clients are sequential: their events, in file order, follow each attempt to its end.
     std::map<std::string, std::vector<const event*>> per_client;
@@ -293,7 +299,7 @@ private:
         if (it == open.end())
           continue;
         it->second->ops.push_back(e);
-        if (e->op == "renew" && e->res == "ok")
+        if (moves_deadline(*e))
           it->second->deadline = std::max(it->second->deadline, e->deadline);
       }
     }
@@ -310,6 +316,10 @@ private:
         }
         if ((e->op == "renew" && e->res == "lost") || (e->op == "write" && e->res == "stale")) {
           l.end = std::min(l.end, std::max(e->t1, l.grant->t1));
+          break;
+        }
+        if (e->op == "lost") { // the client library declared the loss at t0
+          l.end = std::min(l.end, std::max(e->t0, l.grant->t1));
           break;
         }
       }
@@ -436,17 +446,18 @@ private:
       if (e.op != "write" || e.res == "skipped")
         continue;
       auto* own = by_owner_.contains(e.owner) ? by_owner_.at(e.owner) : nullptr;
-      bool late = e.t0 >= e.deadline;
-      if (late) {
+      if (e.check >= e.deadline)
+        violation("fenced-writes",
+                  e.lock + ": " + e.owner + " decided at " + rel(e.check)
+                    + " to write although its local deadline " + rel(e.deadline)
+                    + " had passed (the client broke the deadline rule)",
+                  {&e});
+      // Sent after the deadline: the client was frozen (or descheduled) between its check and
+      // the send. Such a write is owed a rejection only once a newer token was written (above).
+      if (e.t0 >= e.deadline) {
         ++late_writes_;
-        if (e.res == "stale")
-          ++late_rejected_;
-        if (!e.paused && !frozen_within(e.client, e.check, e.t0))
-          violation("fenced-writes",
-                    e.lock + ": " + e.owner + " wrote at " + rel(e.t0)
-                      + " after its local deadline " + rel(e.deadline)
-                      + " without having been frozen (the client broke the deadline rule)",
-                    {&e});
+        late_frozen_ += frozen_within(e.client, e.check, e.t0);
+        late_rejected_ += e.res == "stale";
         continue;
       }
       if (e.res != "accepted" || (own != nullptr && own->exempt))
@@ -523,18 +534,24 @@ private:
     for (const auto& l : leases_) {
       if (l.exempt) {
         for (const auto* e : l.ops)
-          lost_by_design_ += (e->op == "renew" || e->op == "release") && e->res == "lost";
+          lost_by_design_ += e->res == "lost";
         continue;
       }
       int64_t deadline = l.grant->deadline;
       for (const auto* e : l.ops) {
+        if (e->op == "lost" && e->code != "deadline" && e->t0 < deadline)
+          violation("durability",
+                    e->lock + ": the client library of " + e->owner + " was told at " + rel(e->t0)
+                      + " (" + e->code + "), before its local deadline " + rel(deadline)
+                      + ", that its lease had ended: an acknowledged lease ended early",
+                    {l.grant, e});
         if ((e->op == "renew" || e->op == "release") && e->res == "lost" && e->t0 < deadline)
           violation("durability",
                     e->lock + ": the " + e->op + " of " + e->owner + " sent at " + rel(e->t0)
                       + ", before its local deadline " + rel(deadline)
                       + ", was answered lease_lost: an acknowledged lease ended early",
                     {l.grant, e});
-        if (e->op == "renew" && e->res == "ok")
+        if (moves_deadline(*e))
           deadline = std::max(deadline, e->deadline);
       }
     }
@@ -612,13 +629,13 @@ private:
     for (const auto& [k, n] : counts_)
       if (k.starts_with("fault"))
         os << " " << k.substr(6) << "=" << n;
-    os << "\n  writes after the local deadline (frozen clients): " << late_writes_
-       << ", rejected as stale: " << late_rejected_ << "; targeted pauses: " << targeted_pauses_
+    os << "\n  writes sent after the local deadline: " << late_writes_ << " (in a freeze: "
+       << late_frozen_ << "), rejected as stale: " << late_rejected_ << "; targeted pauses: " << targeted_pauses_
        << ", stale writes owed a rejection: " << stale_after_pause_checked_ << ", rejected: "
        << stale_after_pause_rejected_ << "\n  status probes after restarts: " << probes_
        << ", acknowledged leases they had to show held: " << probe_owed_held_
        << ", acknowledged releases they had to show released: " << probe_owed_released_
-       << "\n  renewals or releases answered lease_lost for leases an empty Redis forgot: "
+       << "\n  lease_lost answers or library losses for leases an empty Redis forgot: "
        << lost_by_design_ << "\n";
     if (!by_property_.empty()) {
       os << "  violations by property:";
@@ -641,6 +658,7 @@ private:
   std::map<std::string, size_t> by_property_;
   std::ostringstream out_;
   size_t violations_ = 0, unreadable_ = 0, exempt_ = 0, late_writes_ = 0, late_rejected_ = 0;
+  size_t late_frozen_ = 0;
   size_t targeted_pauses_ = 0, stale_after_pause_checked_ = 0, stale_after_pause_rejected_ = 0;
   size_t probes_ = 0, probe_owed_held_ = 0, probe_owed_released_ = 0, lost_by_design_ = 0;
 };

@@ -10,13 +10,14 @@
 //     the client sends its release or hears that the lease is gone);
 //  3. fenced writes: an accepted write never follows an accepted write with a higher token, a
 //     write sent within its lease never carries a token older than a grant answered before it,
-//     a write sent after its local deadline happened only because the client was frozen, and the
-//     stale write of a frozen client was rejected once a newer holder had written;
+//     no client decided to write after its local deadline, and the stale write of a frozen
+//     client was rejected once a newer holder had written;
 //  4. fail closed: nothing was granted, renewed or released by a request that was sent and
 //     answered entirely while the store was unreachable (Redis frozen or dead, disk full);
 //  5. durability: no acknowledged lease ended before its holder's deadline (a renewal or release
-//     answered lease_lost), and status probes after a restart show every acknowledged lease still
-//     held and every acknowledged release still released, with lastToken not gone back.
+//     answered lease_lost, or the client library told of a loss other than its own deadline),
+//     and status probes after a restart show every acknowledged lease still held and every
+//     acknowledged release still released, with lastToken not gone back.
 //     Leases that a Redis restarted empty forgot are exempt from 2, 3 and 5 by design
 //     (docs/redis.md): tokens must still rise across the loss (1).
 //

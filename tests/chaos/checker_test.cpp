@@ -164,3 +164,18 @@ TEST_CASE("chaos_checker_exempts_leases_a_redis_restarted_empty_forgot", "[chaos
   h.grant(2, "m", "c2-1", 15, 2300, 2305, 1000);
   h.check_fails_with("tokens");
 }
+
+TEST_CASE("chaos_checker_catches_a_library_loss_before_the_local_deadline", "[chaos]") {
+  history h;
+  h.two_turns();
+  h.grant(4, "m", "c4-0", 20, 100, 105, 1000);
+  // The library renewed in the background: its deadline moved to 1900 (sampled at 700).
+  h.add("client-4", {{"op", "deadline"}, {"c", 4}, {"lock", "m"}, {"owner", "c4-0"},
+                     {"token", 20}, {"t0", base + 700 * ms}, {"deadline", base + 1900 * ms}});
+  h.add("client-4", {{"op", "lost"}, {"c", 4}, {"lock", "m"}, {"owner", "c4-0"},
+                     {"res", "lost"}, {"code", "refused"}, {"token", 20},
+                     {"t0", base + 1500 * ms}, {"t1", base + 1510 * ms},
+                     {"deadline", base + 1900 * ms}});
+  auto report = h.check_fails_with("durability");
+  CHECK(report.find("(refused)") != std::string::npos);
+}
