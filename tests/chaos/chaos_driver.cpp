@@ -29,13 +29,17 @@
 //     files deleted (empty: leases are lost by design, tokens must still rise), and a
 //     redis-server frozen with SIGSTOP for a few seconds.
 //
-// Exit: 0 pass (or "SKIPPED:" without redis-server), 1 violations or a broken run, 2 bad flags.
+// SIGINT or SIGTERM ends the run early: the children are stopped, the history is checked and
+// kept. Exit: 0 pass (or "SKIPPED:" without redis-server), 1 violations, a broken or interrupted
+// run, 2 bad flags.
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <csignal>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -72,6 +76,14 @@ using fencelock::chaos::mono_ns;
 using fencelock::test::child_process;
 using fencelock::test::http_client;
 using fencelock::test::http_options;
+
+// Set by SIGINT or SIGTERM: the run ends early, cleanly (children reaped, temp dirs removed),
+// and its history is checked and kept.
+std::atomic<bool> interrupted{false};
+
+extern "C" void on_stop_signal(int) {
+  interrupted = true;
+}
 
 struct options {
   std::string store = "embedded";
@@ -269,7 +281,7 @@ public:
     sleep_ms(uniform(1500, 2500)); // warm-up
     std::vector<std::string> bag;
     // Leave a quiet tail of about 4 s, so that the last fault's effects play out.
-    while (mono_ns() + 4'000'000'000 < end) {
+    while (mono_ns() + 4'000'000'000 < end && !interrupted) {
       if (bag.empty()) {
         bag = fault_kinds();
         std::shuffle(bag.begin(), bag.end(), rng_);
@@ -280,7 +292,7 @@ public:
       inject(kind);
       sleep_ms(uniform(800, 2500));
     }
-    while (mono_ns() < end)
+    while (mono_ns() < end && !interrupted)
       sleep_ms(100);
     for (auto& c : clients_)
       c->write_stdin("quit\n");
@@ -324,8 +336,12 @@ private:
     return std::uniform_int_distribution<int64_t>{lo, hi}(rng_);
   }
 
+  // Sleeps `ms`, or less when the run is interrupted.
   static void sleep_ms(int64_t ms) {
-    std::this_thread::sleep_for(std::chrono::milliseconds{ms});
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds{ms};
+    while (!interrupted && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
+        50ms, until - std::chrono::steady_clock::now()));
   }
 
   void inject(const std::string& kind) {
@@ -672,7 +688,9 @@ int run(options o) {
   }
   if (!broken.empty())
     std::cout << "chaos: the run broke off: " << broken << "\n";
-  bool pass = result.violations == 0 && broken.empty();
+  if (interrupted)
+    std::cout << "chaos: interrupted by a signal before its end\n";
+  bool pass = result.violations == 0 && broken.empty() && !interrupted;
   if (pass && !o.keep) {
     std::error_code ec;
     fs::remove_all(history, ec);
@@ -693,6 +711,8 @@ int main(int argc, char** argv) {
                  "[--spare-instance]\n";
     return 2;
   }
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
   try {
     return run(std::move(o));
   } catch (const std::exception& e) {
