@@ -10,37 +10,39 @@
 //
 // --duration defaults to $FENCELOCK_CHAOS_SECONDS, else 60. Of the --clients (6) clients, the
 // last --library-clients (2) hold their leases through the C++ client library, the others over
-// plain HTTP. --seed defaults to one drawn from
-// the clock and is printed; the same seed gives the same schedule of faults and the same client
-// choices (the timing of a real run still differs). --history is where the history goes (by
-// default a fresh /tmp/fencelock-chaos-<store>-XXXXXX): removed after a passing run unless
-// --keep, kept and printed after a failing one. --spare-instance never kills instance 0 (the
-// soak script measures that process over the whole run).
+// plain HTTP. --seed defaults to one drawn from the clock and is printed; the same seed gives the
+// same schedule of faults and the same client choices (the timing of a real run still differs).
+// --history is where the history goes (by default a fresh /tmp/fencelock-chaos-<store>-XXXXXX):
+// removed after a passing run unless --keep, kept and printed after a failing one.
+// --spare-instance never kills instance 0 (the soak script measures that process over the whole
+// run).
 //
 // Stores and faults:
 //   embedded: one instance on a data dir. Faults: a client frozen past its lease (at a random
 //     moment, or right before a write: its stale write must be rejected), kill -9 and restart of
-//     the instance on the same port and data dir (then a status probe of every lock), and a full
-//     disk: the server runs with the LD_PRELOAD shim disk_full_shim.cpp, which fails every write
-//     to a regular file with ENOSPC while a flag file exists.
+//     the instance on the same port and data dir, and a full disk: the server runs with the
+//     LD_PRELOAD shim disk_full_shim.cpp, which fails every write to a regular file with ENOSPC
+//     while a flag file exists (its name is in CHAOS_DISK_FULL_FLAG, not a FENCELOCK_ variable:
+//     the server refuses unknown ones).
 //   redis: two instances on one redis-server with AOF and appendfsync always (docs/redis.md).
 //     Faults: frozen clients as above, kill -9 and restart of an instance, kill -9 of
-//     redis-server and a restart from its AOF (then a probe), kill -9 and a restart with its
-//     files deleted (empty: leases are lost by design, tokens must still rise), and a
-//     redis-server frozen with SIGSTOP for a few seconds.
+//     redis-server and a restart from its AOF, kill -9 and a restart with its files deleted
+//     (empty: leases are lost by design, tokens must still rise), and a redis-server frozen with
+//     SIGSTOP for a few seconds.
+//   Around every crash the driver holds a lease of its own and releases another; after the
+//   restart it probes the status of those and of every client lock, then renews its lease.
 //
 // SIGINT or SIGTERM ends the run early: the children are stopped, the history is checked and
 // kept. Exit: 0 pass (or "SKIPPED:" without redis-server), 1 violations, a broken or interrupted
 // run, 2 bad flags.
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <charconv>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
