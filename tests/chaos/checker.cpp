@@ -549,11 +549,13 @@ private:
                       + " (" + e->code + "), before its local deadline " + rel(deadline)
                       + ", that its lease had ended: an acknowledged lease ended early",
                     {l.grant, e});
-        if ((e->op == "renew" || e->op == "release") && e->res == "lost" && e->t0 < deadline)
+        // Answered, not just sent, before the deadline: a request that reached the store after
+        // the lease's end (a slow store, a restart) is rightly told lease_lost.
+        if ((e->op == "renew" || e->op == "release") && e->res == "lost" && e->t1 < deadline)
           violation("durability",
-                    e->lock + ": the " + e->op + " of " + e->owner + " sent at " + rel(e->t0)
-                      + ", before its local deadline " + rel(deadline)
-                      + ", was answered lease_lost: an acknowledged lease ended early",
+                    e->lock + ": the " + e->op + " of " + e->owner + " was answered lease_lost at "
+                      + rel(e->t1) + ", before its local deadline " + rel(deadline)
+                      + ": an acknowledged lease ended early",
                     {l.grant, e});
         if (moves_deadline(*e))
           deadline = std::max(deadline, e->deadline);

@@ -15,7 +15,8 @@
 //  4. fail closed: nothing was granted, renewed or released by a request that was sent and
 //     answered entirely while the store was unreachable (Redis frozen or dead, disk full);
 //  5. durability: no acknowledged lease ended before its holder's deadline (a renewal or release
-//     answered lease_lost, or the client library told of a loss other than its own deadline),
+//     answered lease_lost before it, or the client library told of a loss other than its own
+//     deadline before it),
 //     and status probes after a restart show every acknowledged lease still held and every
 //     acknowledged release still released, with lastToken not gone back.
 //     Leases that a Redis restarted empty forgot are exempt from 2, 3 and 5 by design
