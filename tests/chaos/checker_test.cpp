@@ -113,7 +113,7 @@ TEST_CASE("chaos_checker_catches_a_stale_write_accepted", "[chaos]") {
   h.check_fails_with("fenced-writes");
 }
 
-TEST_CASE("chaos_checker_catches_a_write_past_the_deadline_without_a_pause", "[chaos]") {
+TEST_CASE("chaos_checker_catches_a_write_decided_after_the_deadline", "[chaos]") {
   history h;
   h.two_turns();
   h.op(0, "write", "l", "c0-0", 10, "stale", 2000, 2005, 1000);
