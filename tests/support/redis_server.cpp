@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -152,6 +153,14 @@ void redis_server::restart() {
     if (launch(why))
       return;
   throw std::runtime_error("redis-server did not come back: " + why);
+}
+
+void redis_server::restart_empty() {
+  proc_.reset();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator{dir_.path(), ec})
+    std::filesystem::remove_all(entry.path(), ec);
+  restart();
 }
 
 } // namespace fencelock::test

@@ -93,6 +93,10 @@ public:
   /// Starts the server again on the same port and files; throws when it does not come up.
   void restart();
 
+  /// Deletes the server's files (its AOF) and starts it again on the same port: a Redis that
+  /// comes back empty. Call after sigkill(); throws when it does not come up.
+  void restart_empty();
+
   /// Returns the child process (for SIGSTOP and SIGCONT).
   child_process& process() {
     return *proc_;
