@@ -19,7 +19,8 @@ caf::error memory_store::commit(const store_batch& batch) {
   std::lock_guard guard{mtx_};
   for (const auto& x : batch.locks)
     locks_[x.name] = x;
-  fence_ceiling_ = std::max(fence_ceiling_, batch.fence_ceiling);
+  if (batch.fence_ceiling != 0)
+    fence_ceiling_ = batch.fence_ceiling; // lower too, as SQLite: see store_batch
   ++commits_;
   return caf::none;
 }

@@ -62,6 +62,11 @@ store_actor::behavior_type store_actor_impl(self_ptr self, std::shared_ptr<lease
       batch.fence_ceiling = std::max(batch.fence_ceiling, ceiling);
       return enqueue_write(self);
     },
+    [=](settle_atom, uint64_t ceiling) -> caf::result<bool> {
+      // The issuer sends it last and hands out no token after it, so no reserve can follow.
+      self->state.batch.fence_ceiling = ceiling;
+      return enqueue_write(self);
+    },
     [=](list_atom, const list_request& req) -> caf::result<lock_list> {
       auto& s = self->state;
       auto recs = s.store->list_held(req);

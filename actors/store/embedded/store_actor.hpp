@@ -20,9 +20,11 @@
 namespace fencelock {
 
 /// Wraps a lease_store; batches concurrent writes into one durable commit, and lists held locks.
+/// reserve raises the fence ceiling; settle sets it, lower too (the issuer's clean stop).
 using store_actor = caf::typed_actor<caf::replies_to<load_atom, std::string>::with<stored_lock>,
                                      caf::replies_to<put_atom, stored_lock>::with<bool>,
                                      caf::replies_to<reserve_atom, uint64_t>::with<bool>,
+                                     caf::replies_to<settle_atom, uint64_t>::with<bool>,
                                      caf::replies_to<list_atom, list_request>::with<lock_list>,
                                      caf::reacts_to<flush_atom>>;
 
