@@ -3,16 +3,18 @@
 //   load config (flags > FENCELOCK_* env > INI file > defaults)   config error -> exit 2
 //   -> logger "fencelock" (JSON lines on stdout)
 //   -> actor_system -> service::start() -> http_server::start()   failure      -> exit 1
-//   -> one "listening" line with the bound port
-//   -> sigwait(SIGINT | SIGTERM) -> http stop (drain) -> service stop -> "stopped"  -> exit 0
+//   -> one "listening" line with the bound port (info level)
+//   -> once service::ready() (the store answers): READY=1 to $NOTIFY_SOCKET (app/systemd_notify)
+//   -> sigwait(SIGINT | SIGTERM) -> STOPPING=1 -> http stop (drain) -> service stop -> "stopped"
+//                                                                                   -> exit 0
 //
-// Integration tests start the server with --port 0 and read the port from the "listening" line.
+// Integration tests start the server with --port 0 and read the port from the readiness
+// notification (X_FENCELOCK_PORT), or from the "listening" line when the log level shows it.
 
 #include "app/serve.hpp"
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string_view>
@@ -30,6 +32,7 @@
 #include "fencelock/errc.hpp"
 #include "fencelock/messages.hpp"
 #include "fencelock/service.hpp"
+#include "app/systemd_notify.hpp"
 #include "net/http_server.hpp"
 
 namespace fencelock::app {
@@ -71,14 +74,25 @@ void log_error(spdlog::logger& log, const std::string& line) {
   log.flush();
 }
 
-/// Logs a lifecycle line (listening, stopped) whatever the log level, unless it is "off":
-/// supervisors and tests find the port in it even when running with log-level error.
-void log_lifecycle(spdlog::logger& log, const std::string& line) {
-  auto level = std::max(log.level(), spdlog::level::info);
-  if (level == spdlog::level::off)
-    return;
-  log.log(level, line);
-  log.flush();
+/*
+ * Waits until `svc` is ready (its store answers), then tells systemd READY=1 with the bound
+ * `port`. Returns 0 then, or the stop signal (of `signals`) that came first.
+ */
+int await_ready(const service& svc, const config& cfg, uint16_t port, const sigset_t& signals) {
+  bool said_waiting = false;
+  for (;;) {
+    if (svc.ready()) {
+      notify_ready(cfg.host, port, redis::redacted_text(cfg.store));
+      return 0;
+    }
+    if (!said_waiting) {
+      notify_status("Waiting for the store to answer");
+      said_waiting = true;
+    }
+    timespec poll_interval{0, 50'000'000};
+    if (int sig = sigtimedwait(&signals, nullptr, &poll_interval); sig > 0)
+      return sig;
+  }
 }
 
 /// Returns the fields of a start_failed line: which `component` failed and how.
@@ -145,22 +159,24 @@ int serve(const std::vector<std::string>& args) {
     svc.stop();
     return 1;
   }
-  log_lifecycle(*log, log_line(log_level::info, "listening",
-                               {{"host", cfg.host},
-                                {"port", http.port()},
-                                {"store", redis::redacted_text(cfg.store)},
-                                {"data_dir", cfg.data_dir}}));
+  log->info(log_line(log_level::info, "listening",
+                     {{"host", cfg.host},
+                      {"port", http.port()},
+                      {"store", redis::redacted_text(cfg.store)},
+                      {"data_dir", cfg.data_dir}}));
 
   // The stop signals were blocked in main() before any thread existed, so every thread
-  // inherited the mask and only this sigwait() sees them.
+  // inherited the mask and only this thread's sigwait() sees them.
   auto signals = stop_signals();
-  int sig = 0;
-  if (sigwait(&signals, &sig) != 0) // fails only for an invalid set; stop cleanly anyway
-    sig = 0;
+  int sig = await_ready(svc, cfg, http.port(), signals);
+  if (sig == 0 && sigwait(&signals, &sig) != 0) // fails only for an invalid set
+    sig = 0;                                     // stop cleanly anyway
+  notify_stopping();
   http.stop(); // drains: no new requests reach the service from here on
   bool clean = svc.stop();
-  log_lifecycle(
-    *log, log_line(log_level::info, "stopped", {{"signal", signal_name(sig)}, {"clean", clean}}));
+  log->info(
+    log_line(log_level::info, "stopped", {{"signal", signal_name(sig)}, {"clean", clean}}));
+  log->flush();
   return 0;
 }
 

@@ -117,8 +117,8 @@ const setting settings[] = {
   {.key = "host", .field = &config::host, .check = check_ip, .arg = "ip",
    .help = "Address the HTTP listener binds to (0.0.0.0 or :: for every interface)."},
   {.key = "port", .field = &config::port, .min = 0, .max = 65535,
-   .help = "TCP port of the HTTP listener; 0 picks any free port (see the \"listening\" log "
-           "line)."},
+   .help = "TCP port of the HTTP listener; 0 picks any free port (reported by the \"listening\" "
+           "log line and the readiness notification)."},
   {.key = "io-threads", .field = &config::io_threads, .min = 1, .max = 64,
    .help = "Threads running the network I/O loop."},
   {.key = "max-connections", .field = &config::max_connections, .min = 1, .max = 1'000'000,

@@ -37,10 +37,12 @@ struct exit_status {
 
 class child_process {
 public:
-  /// Starts `path` with arguments `args` (argv[1..]). Throws std::runtime_error when fork or exec
-  /// fails. Must be called from the thread that will also destroy it: PR_SET_PDEATHSIG fires when
-  /// the forking *thread* exits.
-  child_process(std::string path, std::vector<std::string> args);
+  /// Starts `path` with arguments `args` (argv[1..]) in this process's environment plus `env`
+  /// ("KEY=VALUE" entries, replacing variables of the same name). Throws std::runtime_error when
+  /// fork or exec fails. Must be called from the thread that will also destroy it:
+  /// PR_SET_PDEATHSIG fires when the forking *thread* exits.
+  child_process(std::string path, std::vector<std::string> args,
+                std::vector<std::string> env = {});
 
   /// Kills the child with SIGKILL unless it was reaped already, reaps it and joins the readers.
   ~child_process();
