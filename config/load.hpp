@@ -29,6 +29,17 @@ struct load_result {
 caf::expected<load_result> load(const std::vector<std::string>& args,
                                 const std::vector<std::string>& env);
 
+/// Where a load() error came from.
+enum class error_source {
+  /// A flag or argument of the command line: a usage error (`fencelock serve` exits 64).
+  command_line,
+  /// The file, the environment, or a rule across settings (`fencelock serve` exits 78).
+  configuration,
+};
+
+/// Returns where `err`, an error of load(), came from.
+error_source source_of(const caf::error& err);
+
 /// Checks ranges and cross-field rules of a config however it was built (load() calls it); the
 /// error is as for load().
 caf::error validate(const fencelock::config& cfg);
