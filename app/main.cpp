@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     print_usage(std::cerr);
-    return 2;
+    return fencelock::app::exit_serve_usage;
   }
   const auto& command = args.front();
   if (command == "-h" || command == "--help" || command == "help") {
@@ -75,13 +75,13 @@ int main(int argc, char** argv) {
       return fencelock::app::serve({args.begin() + 1, args.end()});
     } catch (const std::exception& e) {
       // Not expected (the I/O path uses error codes); report it rather than abort silently.
-      std::cerr << "fencelock: fatal: " << e.what() << '\n';
-      return 1;
+      std::cerr << "fencelock serve: fatal: " << e.what() << '\n';
+      return fencelock::app::exit_serve_internal;
     }
   }
   if (fencelock::cli::is_client_command(command)) // run, acquire, release, status, watch
     return fencelock::cli::run_client_command(command, {args.begin() + 1, args.end()});
   std::cerr << "fencelock: unknown command \"" << command << "\"\n\n";
   print_usage(std::cerr);
-  return 2;
+  return fencelock::app::exit_serve_usage; // 64, as every usage error of every command
 }

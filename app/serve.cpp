@@ -1,8 +1,9 @@
 // `fencelock serve`:
 //
-//   load config (flags > FENCELOCK_* env > INI file > defaults)   config error -> exit 2
+//   load config (flags > FENCELOCK_* env > file > defaults)  bad flag -> 64, bad config -> 78
 //   -> logger "fencelock" (JSON lines on stdout)
-//   -> actor_system -> service::start() -> http_server::start()   failure      -> exit 1
+//   -> actor_system -> service::start()                         store failed       -> 69
+//                   -> http_server::start()                     listener failed    -> 71
 //   -> one "listening" line with the bound port (info level)
 //   -> once service::ready() (the store answers): READY=1 to $NOTIFY_SOCKET (app/systemd_notify)
 //   -> sigwait(SIGINT | SIGTERM) -> STOPPING=1 -> http stop (drain) -> service stop -> "stopped"
@@ -68,10 +69,18 @@ std::shared_ptr<spdlog::logger> make_logger(const std::string& level) {
   return log;
 }
 
-/// Logs `line` at error level.
-void log_error(spdlog::logger& log, const std::string& line) {
-  log.error(line);
+/*
+ * Reports a failure to start: in words on stderr (`what`: "cannot open the store"), and as a
+ * start_failed event of `component` with a stable `code` in the log. Returns `exit_code`.
+ */
+int start_failed(spdlog::logger& log, std::string_view component, std::string_view code,
+                 std::string_view what, const caf::error& err, int exit_code) {
+  auto message = error_message(err);
+  std::cerr << "fencelock serve: " << what << ": " << message << '\n';
+  log.error(log_line(log_level::error, "start_failed",
+                     {{"component", component}, {"code", code}, {"message", message}}));
   log.flush();
+  return exit_code;
 }
 
 /*
@@ -93,16 +102,6 @@ int await_ready(const service& svc, const config& cfg, uint16_t port, const sigs
     if (int sig = sigtimedwait(&signals, nullptr, &poll_interval); sig > 0)
       return sig;
   }
-}
-
-/// Returns the fields of a start_failed line: which `component` failed and how.
-boost::json::object failure_fields(caf::actor_system& sys, std::string_view component,
-                                   const caf::error& err) {
-  errc code{};
-  return {{"component", component},
-          // The fencelock code when there is one, else CAF's rendering of the error.
-          {"code", as_errc(err, code) ? to_string(code) : sys.render(err)},
-          {"message", error_message(err)}};
 }
 
 const char* signal_name(int sig) {
@@ -129,8 +128,13 @@ sigset_t stop_signals() {
 int serve(const std::vector<std::string>& args) {
   auto loaded = config_loader::load(args, environment());
   if (!loaded) {
-    std::cerr << "fencelock: config error: " << error_message(loaded.error()) << '\n';
-    return 2;
+    if (config_loader::source_of(loaded.error()) == config_loader::error_source::command_line) {
+      std::cerr << "fencelock serve: " << error_message(loaded.error())
+                << "\nTry 'fencelock serve --help'.\n";
+      return exit_serve_usage;
+    }
+    std::cerr << "fencelock serve: config error: " << error_message(loaded.error()) << '\n';
+    return exit_serve_config;
   }
   if (loaded->help) {
     std::cout << serve_usage << loaded->help_text;
@@ -149,15 +153,15 @@ int serve(const std::vector<std::string>& args) {
 
   service svc{sys, cfg};
   if (auto err = svc.start()) {
-    log_error(*log,
-              log_line(log_level::error, "start_failed", failure_fields(sys, "service", err)));
-    return 1;
+    errc code{};
+    return start_failed(*log, "service", as_errc(err, code) ? to_string(code) : "start_failed",
+                        "cannot open the store", err, exit_serve_store);
   }
   net::http_server http{svc, cfg};
   if (auto err = http.start()) {
-    log_error(*log, log_line(log_level::error, "start_failed", failure_fields(sys, "http", err)));
     svc.stop();
-    return 1;
+    return start_failed(*log, "http", "listen_failed", "cannot start the listener", err,
+                        exit_serve_listen);
   }
   log->info(log_line(log_level::info, "listening",
                      {{"host", cfg.host},
