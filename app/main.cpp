@@ -14,6 +14,7 @@
 #include <caf/config.hpp>
 
 #include "app/serve.hpp"
+#include "fencelock_build_commit.hpp" // generated: FENCELOCK_COMMIT
 #include "client/cli/commands.hpp"
 #include "client/cli/usage.hpp"
 
@@ -66,8 +67,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "--version") {
-    std::cout << "fencelock " FENCELOCK_VERSION " (CAF " << CAF_VERSION / 10000 << '.'
-              << CAF_VERSION / 100 % 100 << '.' << CAF_VERSION % 100 << ")\n";
+    std::cout << "fencelock " FENCELOCK_VERSION " (commit " FENCELOCK_COMMIT ", CAF "
+              << CAF_VERSION / 10000 << '.' << CAF_VERSION / 100 % 100 << '.' << CAF_VERSION % 100
+              << ")\n";
     return 0;
   }
   if (command == "serve") {
