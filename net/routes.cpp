@@ -15,6 +15,7 @@
 #include "fencelock/validate.hpp"
 #include "net/error_mapping.hpp"
 #include "net/json.hpp"
+#include "net/openapi.hpp"
 #include "net/process_metrics.hpp"
 
 namespace fencelock::net {
@@ -25,7 +26,18 @@ namespace {
 
 // --- paths -------------------------------------------------------------------------------------
 
-enum class endpoint { acquire, renew, release, check, status, list, healthz, readyz, metrics };
+enum class endpoint {
+  acquire,
+  renew,
+  release,
+  check,
+  status,
+  list,
+  healthz,
+  readyz,
+  metrics,
+  openapi
+};
 
 struct path_match {
   endpoint where;
@@ -41,6 +53,8 @@ std::optional<path_match> match_path(std::string_view path) {
     return path_match{endpoint::readyz, {}};
   if (path == "/metrics")
     return path_match{endpoint::metrics, {}};
+  if (path == "/v1/openapi.json")
+    return path_match{endpoint::openapi, {}};
   constexpr std::string_view locks = "/v1/locks";
   if (!path.starts_with(locks))
     return std::nullopt;
@@ -270,6 +284,12 @@ route_result route(http::verb method, std::string_view target, std::string_view 
       return readiness(ready);
     case endpoint::metrics:
       return service_call{metrics_query{}};
+    case endpoint::openapi: {
+      reply doc;
+      doc.text_type = "application/json";
+      doc.text = std::string{openapi_document()};
+      return doc;
+    }
   }
   return error_reply(http::status::not_found, "not_found", "no such route");
 }
