@@ -56,10 +56,10 @@ std::string default_owner() {
   return h + ":" + std::to_string(::getpid()) + ":" + hex;
 }
 
-endpoint check_options(client_options& opts) {
+std::vector<endpoint> check_options(client_options& opts) {
   std::string why;
-  auto ep = parse_endpoint(opts.url, why);
-  if (!ep)
+  auto eps = parse_endpoints(opts.url, why);
+  if (!eps)
     throw client_error("invalid_request", "url \"" + opts.url + "\": " + why);
   if (opts.owner.empty())
     opts.owner = default_owner();
@@ -69,12 +69,12 @@ endpoint check_options(client_options& opts) {
     throw client_error("invalid_request", "renew_fraction: must be between 0 and 1");
   if (opts.connect_timeout <= 0ms || opts.request_timeout <= 0ms)
     throw client_error("invalid_request", "timeouts must be positive");
-  return *ep;
+  return std::move(*eps);
 }
 
 client_core::client_core(client_options opts)
   : opts_(std::move(opts)),
-    ep_(check_options(opts_)),
+    endpoints_(check_options(opts_)),
     rt_(std::make_shared<runtime>()),
     strand_(asio::make_strand(rt_->io)) {
   connection::hooks hooks;
@@ -85,7 +85,7 @@ client_core::client_core(client_options opts)
   // The server pings after half its idle timeout; hearing nothing for a request timeout (at
   // least 2 s) means the server or the path is gone.
   auto idle = std::max<milliseconds>(opts_.request_timeout, 2s);
-  conn_ = std::make_unique<connection>(strand_, ep_, opts_.connect_timeout, idle,
+  conn_ = std::make_unique<connection>(strand_, endpoints_, opts_.connect_timeout, idle,
                                        std::move(hooks));
   rt_->thread = std::thread{[rt = rt_] { rt->io.run(); }};
 }

@@ -34,8 +34,8 @@ namespace fencelock::detail {
 std::string default_owner();
 
 /// Throws client_error "invalid_request" unless `opts` is usable; fills in a default owner.
-/// Returns the parsed endpoint.
-endpoint check_options(client_options& opts);
+/// Returns the parsed endpoints, in the order to try them.
+std::vector<endpoint> check_options(client_options& opts);
 
 class client_core {
 public:
@@ -110,7 +110,7 @@ private:
   bool wanted() const;
 
   client_options opts_;
-  endpoint ep_;
+  std::vector<endpoint> endpoints_;
   std::shared_ptr<runtime> rt_;  // declared before everything bound to its io_context
   connection::executor strand_;
   std::unique_ptr<connection> conn_;

@@ -44,7 +44,10 @@ struct watch_state;
 /// Settings of a client; every field has a usable default.
 struct client_options {
   /// Where the server listens: http://host:port or ws://host:port (the path /v1/ws is implied;
-  /// a path prefix, as behind a proxy, is kept: http://gw/locks -> /locks/v1/ws).
+  /// a path prefix, as behind a proxy, is kept: http://gw/locks -> /locks/v1/ws). Or several,
+  /// separated by commas ("http://a:7070,http://b:7070"): instances that share one store
+  /// (docs/redis.md). The client connects to the first that answers, tries the next at once
+  /// when a connection attempt fails, and after a dropped connection starts with the next.
   std::string url = "http://127.0.0.1:7070";
   /// Names this client in every lease it takes; empty = "<hostname>:<pid>:<random hex>".
   std::string owner;
