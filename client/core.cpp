@@ -157,6 +157,38 @@ lock_info client_core::status(std::string_view name) {
   return *info;
 }
 
+lease_info client_core::renew_token(std::string_view name, uint64_t token, milliseconds ttl) {
+  require_user_thread("renew");
+  if (ttl < 0ms)
+    throw client_error("invalid_request", "ttl: must not be negative");
+  json::object req{{"op", "renew"}, {"lock", name}, {"owner", opts_.owner}, {"token", token}};
+  if (ttl > 0ms)
+    req["ttlMs"] = ttl.count(); // absent: the lease keeps its TTL
+  auto a = call(std::move(req), opts_.request_timeout);
+  if (!a.ok())
+    throw *a.error;
+  auto l = decode_lease(*a.result);
+  if (!l)
+    throw client_error("protocol_error", "unreadable renew answer");
+  return lease_info{l->name, l->owner, l->token, milliseconds{l->ttl_ms}, l->expires_at_ms};
+}
+
+token_check client_core::check(std::string_view name, uint64_t token) {
+  require_user_thread("check");
+  auto a = call({{"op", "check"}, {"lock", name}, {"token", token}}, opts_.request_timeout);
+  if (!a.ok())
+    throw *a.error;
+  const auto* current = a.result->if_contains("current");
+  if (current == nullptr || !current->is_bool())
+    throw client_error("protocol_error", "unreadable check answer");
+  token_check out;
+  out.current = current->get_bool();
+  out.token = positive(a.result->if_contains("token"));
+  if (const auto* at = a.result->if_contains("expiresAt"); at != nullptr && at->is_int64())
+    out.expires_at_ms = at->get_int64();
+  return out;
+}
+
 void client_core::on_push(const json::object& frame) {
   auto type = frame_type(frame);
   if (type == "lease_lost") {

@@ -71,6 +71,12 @@ public:
   /// Returns a lock's status; throws client_error.
   lock_info status(std::string_view name);
 
+  /// Renews (name, token) of this client's owner once; throws client_error.
+  lease_info renew_token(std::string_view name, uint64_t token, std::chrono::milliseconds ttl);
+
+  /// Checks a token; throws client_error.
+  token_check check(std::string_view name, uint64_t token);
+
   /// Subscribes; returns once the snapshot was delivered. Throws client_error.
   std::shared_ptr<watch_state> watch(std::string_view target, bool prefix, watch_handlers h);
 

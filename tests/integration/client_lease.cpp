@@ -340,3 +340,38 @@ TEST_CASE("client_lease_moves_to_the_other_instance_when_one_dies",
   CHECK(st.token == lease.token());
   lease.release();
 }
+
+TEST_CASE("client_renews_checks_and_lists_by_name_and_token", "[integration][client]") {
+  temp_dir dir;
+  server_process server{dir.str()};
+  client holder{options(url_of(server.port()), "keeper")};
+  auto lease = holder.acquire("client:list:a", 30s);
+  auto other = holder.acquire("client:list:b", 30s);
+  // Another process of the same owner renews by token (as `fencelock renew` does).
+  client same_owner{options(url_of(server.port()), "keeper")};
+  auto renewed = same_owner.renew("client:list:a", lease.token(), 20s);
+  CHECK(renewed.token == lease.token());
+  CHECK(renewed.ttl == 20s);
+  CHECK(same_owner.renew("client:list:a", lease.token()).ttl == 20s); // 0: its own TTL
+  client stranger{options(url_of(server.port()), "stranger")};
+  CHECK_THROWS_AS(stranger.renew("client:list:a", lease.token()), client_error);
+
+  auto yes = stranger.check("client:list:a", lease.token());
+  CHECK(yes.current);
+  CHECK(yes.token == lease.token());
+  CHECK(yes.expires_at_ms > 0);
+  auto no = stranger.check("client:list:a", lease.token() + 100);
+  CHECK_FALSE(no.current);
+  CHECK(no.token == lease.token());
+  auto free_lock = stranger.check("client:list:none", 1);
+  CHECK_FALSE(free_lock.current);
+  CHECK(free_lock.token == 0u);
+
+  auto all = stranger.list("client:list:");
+  REQUIRE(all.size() == 2u);
+  CHECK(all[0].name == "client:list:a");
+  CHECK(all[1].name == "client:list:b");
+  CHECK(all[1].token == other.token());
+  CHECK(stranger.list("client:list:b").size() == 1u);
+  CHECK(stranger.list("nothing:").empty());
+}
