@@ -548,6 +548,20 @@ bool wants_help(const std::vector<std::string>& args) {
 
 } // namespace
 
+std::vector<setting_doc> setting_docs() {
+  std::vector<setting_doc> out;
+  const config defaults;
+  for (const auto& s : settings) {
+    auto arg = is_text(s)     ? std::string{s.arg}
+               : is_switch(s) ? std::string{"true|false"}
+                              : std::to_string(s.min) + ".." + std::to_string(s.max);
+    out.push_back({std::string{s.key}, arg,
+                   std::string{s.help} + " (" + env_name(s.key)
+                     + "; default: " + value_text(defaults, s) + ")"});
+  }
+  return out;
+}
+
 error_source source_of(const caf::error& err) {
   const auto& ctx = err.context();
   if (ctx.size() >= 2 && ctx.match_element<std::string>(1)

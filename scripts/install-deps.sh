@@ -12,7 +12,8 @@ packages=(
   libcaf-dev                         # C++ Actor Framework 0.17: the lock actors
   libboost1.81-dev                   # Boost headers: Asio and Beast for the HTTP front end
   libboost-json1.81-dev              # Boost.JSON: request/response bodies and log lines
-  libboost-program-options1.81-dev   # Boost.Program_options: flags and the config file
+  libboost-program-options1.81-dev   # Boost.Program_options: the flags of `fencelock serve`
+  libcli11-dev                       # CLI11: the command line of the fencelock binary
   libspdlog-dev                      # spdlog: JSON log lines on stdout
   catch2                             # Catch2 2.13: unit and integration tests
   libsqlite3-dev                     # SQLite: the embedded lease store
@@ -24,6 +25,7 @@ packages=(
   haproxy                            # the load balancer of the two-instance deployment test
                                      # (tests start their own; the system service is not used)
   python3                            # helper scripts
+  zsh                                # checks the zsh completion script (`fencelock completion zsh`)
   python3-websockets                 # an independent WebSocket client for the Python interop
                                      # test (tests/integration/python); system python3 only
   chromium                           # the browser of the dashboard test (tests/browser), driven
