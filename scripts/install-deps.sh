@@ -28,6 +28,7 @@ packages=(
   zsh                                # checks the zsh completion script (`fencelock completion zsh`)
   python3-websockets                 # an independent WebSocket client for the Python interop
                                      # test (tests/integration/python); system python3 only
+  dpkg-dev                           # dpkg-shlibdeps: the Depends of the Debian package (cpack)
   systemd                            # systemd-analyze verify: the unit's test (not run as init)
   chromium                           # the browser of the dashboard test (tests/browser), driven
                                      # headless by playwright-core; it never downloads its own
