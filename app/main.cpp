@@ -29,8 +29,8 @@ namespace {
 /// Returns what --version prints: "fencelock 0.1.0 (commit abc123def456, CAF 0.17.6)".
 std::string version_text() {
   return "fencelock " FENCELOCK_VERSION " (commit " FENCELOCK_COMMIT ", CAF "
-         + std::to_string(CAF_VERSION / 10000) + "." + std::to_string(CAF_VERSION / 100 % 100)
-         + "." + std::to_string(CAF_VERSION % 100) + ")";
+         + std::to_string(CAF_VERSION / 10000) + "." + std::to_string(CAF_VERSION / 100 % 100) + "."
+         + std::to_string(CAF_VERSION % 100) + ")";
 }
 
 fencelock::cli::cli_context make_context() {

@@ -27,14 +27,22 @@ struct key_tracker {
   using error_code = boost::json::error_code;
   using string_view = boost::json::string_view;
 
-  std::vector<std::vector<std::string>> open;  // the keys of each object being read
-  std::string key;                              // the key being read, in parts
+  std::vector<std::vector<std::string>> open; // the keys of each object being read
+  std::string key;                            // the key being read, in parts
   std::optional<std::string> duplicate;
 
-  bool on_document_begin(error_code&) { return true; }
-  bool on_document_end(error_code&) { return true; }
-  bool on_array_begin(error_code&) { return true; }
-  bool on_array_end(std::size_t, error_code&) { return true; }
+  bool on_document_begin(error_code&) {
+    return true;
+  }
+  bool on_document_end(error_code&) {
+    return true;
+  }
+  bool on_array_begin(error_code&) {
+    return true;
+  }
+  bool on_array_end(std::size_t, error_code&) {
+    return true;
+  }
   bool on_object_begin(error_code&) {
     open.emplace_back();
     return true;
@@ -43,8 +51,12 @@ struct key_tracker {
     open.pop_back();
     return true;
   }
-  bool on_string_part(string_view, std::size_t, error_code&) { return true; }
-  bool on_string(string_view, std::size_t, error_code&) { return true; }
+  bool on_string_part(string_view, std::size_t, error_code&) {
+    return true;
+  }
+  bool on_string(string_view, std::size_t, error_code&) {
+    return true;
+  }
   bool on_key_part(string_view s, std::size_t, error_code&) {
     key.append(s.data(), s.size());
     return true;
@@ -61,14 +73,30 @@ struct key_tracker {
     key.clear();
     return true;
   }
-  bool on_number_part(string_view, error_code&) { return true; }
-  bool on_int64(int64_t, string_view, error_code&) { return true; }
-  bool on_uint64(uint64_t, string_view, error_code&) { return true; }
-  bool on_double(double, string_view, error_code&) { return true; }
-  bool on_bool(bool, error_code&) { return true; }
-  bool on_null(error_code&) { return true; }
-  bool on_comment_part(string_view, error_code&) { return true; }
-  bool on_comment(string_view, error_code&) { return true; }
+  bool on_number_part(string_view, error_code&) {
+    return true;
+  }
+  bool on_int64(int64_t, string_view, error_code&) {
+    return true;
+  }
+  bool on_uint64(uint64_t, string_view, error_code&) {
+    return true;
+  }
+  bool on_double(double, string_view, error_code&) {
+    return true;
+  }
+  bool on_bool(bool, error_code&) {
+    return true;
+  }
+  bool on_null(error_code&) {
+    return true;
+  }
+  bool on_comment_part(string_view, error_code&) {
+    return true;
+  }
+  bool on_comment(string_view, error_code&) {
+    return true;
+  }
 };
 
 } // namespace

@@ -58,8 +58,8 @@ std::string number(double x) {
   return buf;
 }
 
-void family(std::string& out, std::string_view name, std::string_view type,
-            std::string_view help, std::string_view labels, double value) {
+void family(std::string& out, std::string_view name, std::string_view type, std::string_view help,
+            std::string_view labels, double value) {
   out += "# HELP ";
   out += name;
   out += ' ';
@@ -133,8 +133,8 @@ std::optional<process_sample> read_process_sample() {
   return x;
 }
 
-std::string process_metrics_text(const std::optional<process_sample>& x,
-                                 std::string_view version, std::string_view commit) {
+std::string process_metrics_text(const std::optional<process_sample>& x, std::string_view version,
+                                 std::string_view commit) {
   std::string out;
   if (x) {
     family(out, "process_cpu_seconds_total", "counter",
@@ -143,8 +143,7 @@ std::string process_metrics_text(const std::optional<process_sample>& x,
            x->resident_bytes);
     family(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", "",
            x->virtual_bytes);
-    family(out, "process_open_fds", "gauge", "Number of open file descriptors.", "",
-           x->open_fds);
+    family(out, "process_open_fds", "gauge", "Number of open file descriptors.", "", x->open_fds);
     family(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.", "",
            x->max_fds);
     family(out, "process_start_time_seconds", "gauge",

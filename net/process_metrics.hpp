@@ -14,12 +14,12 @@ namespace fencelock::net {
 
 /// One reading of the process's resources.
 struct process_sample {
-  double cpu_seconds = 0;         // user + system CPU time
-  double resident_bytes = 0;      // resident set size
-  double virtual_bytes = 0;       // virtual memory size
-  double open_fds = 0;            // open file descriptors
-  double max_fds = 0;             // the soft limit on them
-  double start_time_seconds = 0;  // when the process started, seconds since the Unix epoch
+  double cpu_seconds = 0;        // user + system CPU time
+  double resident_bytes = 0;     // resident set size
+  double virtual_bytes = 0;      // virtual memory size
+  double open_fds = 0;           // open file descriptors
+  double max_fds = 0;            // the soft limit on them
+  double start_time_seconds = 0; // when the process started, seconds since the Unix epoch
 };
 
 /// Reads this process's sample from /proc/self; nothing when /proc cannot be read.

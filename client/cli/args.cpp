@@ -47,12 +47,14 @@ struct command_info {
 };
 
 constexpr command_info commands[] = {
-  {"serve", "Run the lock service until SIGTERM or SIGINT; `fencelock serve --help` lists "
-            "every setting.",
+  {"serve",
+   "Run the lock service until SIGTERM or SIGINT; `fencelock serve --help` lists "
+   "every setting.",
    "serve [--config FILE] [--<setting> VALUE...]"},
-  {"run", "Hold a lock while a command runs: the command gets FENCELOCK_LOCK and "
-          "FENCELOCK_TOKEN, the lease is renewed while it runs and released when it exits; a "
-          "lost lease stops it (SIGTERM, SIGKILL after --grace).",
+  {"run",
+   "Hold a lock while a command runs: the command gets FENCELOCK_LOCK and "
+   "FENCELOCK_TOKEN, the lease is renewed while it runs and released when it exits; a "
+   "lost lease stops it (SIGTERM, SIGKILL after --grace).",
    "run <name> [options] -- <command> [args...]"},
   {"acquire", "Acquire a lease and print it (it is neither renewed nor released).",
    "acquire <name> [-O owner] [-t ttl] [-w wait]"},
@@ -64,8 +66,9 @@ constexpr command_info commands[] = {
    "check <name> -T token"},
   {"list", "List the held locks whose names start with <prefix> (all without one).",
    "list [prefix]"},
-  {"watch", "Print a lock's state (or every lock's under 'prefix*'), then every change, "
-            "until SIGINT or SIGTERM.",
+  {"watch",
+   "Print a lock's state (or every lock's under 'prefix*'), then every change, "
+   "until SIGINT or SIGTERM.",
    "watch <name> | watch '<prefix>*'"},
   {"version", "Print the version.", "version [-o json|table]"},
   {"completion", "Print the completion script for bash or zsh.", "completion bash|zsh"},
@@ -134,8 +137,7 @@ public:
 
   std::string make_subcommand(const CLI::App* sub) const override {
     std::stringstream out;
-    CLI::detail::format_help(out, sub->get_name(), wrap(sub->get_description(), 70),
-                             column_width_);
+    CLI::detail::format_help(out, sub->get_name(), wrap(sub->get_description(), 70), column_width_);
     return out.str();
   }
 };
@@ -194,8 +196,7 @@ struct command_line {
     value(s, "-T,--token", v.token, "TOKEN", help);
   }
 
-  void duration(CLI::App* s, const std::string& names, std::string& into,
-                const std::string& help) {
+  void duration(CLI::App* s, const std::string& names, std::string& into, const std::string& help) {
     value(s, names, into, "DURATION", help);
   }
 
@@ -230,9 +231,10 @@ command_line::command_line(const cli_context& ctx) {
   owner(run, "Owner name (default <hostname>:<pid>:<random hex>).");
   duration(run, "-g,--grace", v.grace,
            "Time between SIGTERM and SIGKILL after the lease is lost (default 5s).");
-  run->add_flag("-s,--session", v.session,
-                "Bind the lease to the connection: it ends when the connection drops (and "
-                "then counts as lost) instead of surviving a reconnect.")
+  run
+    ->add_flag("-s,--session", v.session,
+               "Bind the lease to the connection: it ends when the connection drops (and "
+               "then counts as lost) instead of surviving a reconnect.")
     ->disable_flag_override();
   url(run);
 
@@ -329,8 +331,7 @@ public:
     auto d = parse_duration(text);
     if (!d || (positive && d->count() == 0))
       return std::string{flag} + ": expected " + (positive ? "a positive" : "a")
-             + " duration such as " + std::string{duration_examples} + " (got \"" + text
-             + "\")";
+             + " duration such as " + std::string{duration_examples} + " (got \"" + text + "\")";
     out = *d;
     return {};
   }
@@ -413,8 +414,8 @@ std::string leftover_error(const std::vector<std::string>& rest) {
 /// Builds the command of subcommand `name` from the parsed values of `s`; `after_dashes`: the
 /// words after "--" (run only). Returns the command, or sets `error`.
 std::optional<cli_command> build(const std::string& name, const CLI::App* s, const raw_values& v,
-                             const cli_context& ctx, std::vector<std::string> after_dashes,
-                             std::string& error) {
+                                 const cli_context& ctx, std::vector<std::string> after_dashes,
+                                 std::string& error) {
   converter c{s, v};
   std::vector<std::string> errors{c.repeats()};
   auto result = [&](auto args) -> std::optional<cli_command> {
@@ -564,10 +565,8 @@ std::string format_duration(milliseconds d) {
     return "0s";
   std::string out;
   auto ms = d.count();
-  for (auto [name, size] : {std::pair<const char*, int64_t>{"h", 3'600'000},
-                            {"m", 60'000},
-                            {"s", 1'000},
-                            {"ms", 1}}) {
+  for (auto [name, size] :
+       {std::pair<const char*, int64_t>{"h", 3'600'000}, {"m", 60'000}, {"s", 1'000}, {"ms", 1}}) {
     if (ms >= size) {
       out += std::to_string(ms / size) + name;
       ms %= size;
@@ -638,10 +637,9 @@ parsed_command parse_command_line(const std::vector<std::string>& args, const cl
   auto parsed = cl.app.get_subcommands();
   if (parsed.empty()) {
     auto rest = cl.app.remaining();
-    out.error = rest.empty() ? "missing command"
-                             : rest.front().starts_with("-") ? leftover_error(rest)
-                                                             : "unknown command \"" + rest.front()
-                                                                 + "\"";
+    out.error = rest.empty()                    ? "missing command"
+                : rest.front().starts_with("-") ? leftover_error(rest)
+                                                : "unknown command \"" + rest.front() + "\"";
     return out;
   }
   const auto* sub = parsed.front();
@@ -685,7 +683,8 @@ std::vector<command_doc> describe_commands(const cli_context& ctx) {
     if (info.name == "completion")
       doc.positional_choices = cl.choices.at("shell");
     if (info.name == "serve") {
-      doc.options.push_back({{"--config"}, "FILE",
+      doc.options.push_back({{"--config"},
+                             "FILE",
                              "The configuration file (FENCELOCK_CONFIG): key = value lines.",
                              {}});
       for (const auto& f : ctx.serve_flags)

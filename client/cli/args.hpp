@@ -103,9 +103,9 @@ struct completion_args {
 /// `fencelock manpage` (hidden): prints the man page, troff, for the build to install.
 struct manpage_args {};
 
-using cli_command = std::variant<serve_args, run_args, acquire_args, release_args, renew_args,
-                             status_args, check_args, list_args, watch_args, version_args,
-                             completion_args, manpage_args>;
+using cli_command =
+  std::variant<serve_args, run_args, acquire_args, release_args, renew_args, status_args,
+               check_args, list_args, watch_args, version_args, completion_args, manpage_args>;
 
 /// A parsed command line: the command, or text to print (help, version), or a usage error.
 struct parsed_command {
@@ -161,8 +161,8 @@ struct option_doc {
 struct command_doc {
   std::string name;
   std::string summary;
-  std::string usage;                    // the synopsis after "fencelock "
-  std::vector<std::string> positionals; // "name", "prefix"...
+  std::string usage;                           // the synopsis after "fencelock "
+  std::vector<std::string> positionals;        // "name", "prefix"...
   std::vector<std::string> positional_choices; // the values a completion offers for them
   std::vector<option_doc> options;
   bool hidden = false;

@@ -86,9 +86,10 @@ struct field_flag {
 };
 
 constexpr field_flag field_flags[] = {
-  {"ttlMs", "--ttl", true},      {"waitMs", "--wait", true}, {"owner", "--owner", false},
-  {"token", "--token", false},   {"lock", "the lock name", false},
-  {"prefix", "the prefix", false}, {"name", "the lock name", false},
+  {"ttlMs", "--ttl", true},         {"waitMs", "--wait", true},
+  {"owner", "--owner", false},      {"token", "--token", false},
+  {"lock", "the lock name", false}, {"prefix", "the prefix", false},
+  {"name", "the lock name", false},
 };
 
 /// Rewrites "must be an integer between A and B" as durations: "must be between 100ms and 1h".
@@ -114,8 +115,7 @@ std::string duration_range(std::string_view why) {
 } // namespace
 
 lease_info info_of(const held_lease& lease) {
-  return lease_info{lease.name(), lease.owner(), lease.token(), lease.ttl(),
-                    lease.expires_at_ms()};
+  return lease_info{lease.name(), lease.owner(), lease.token(), lease.ttl(), lease.expires_at_ms()};
 }
 
 std::string lease_json(const lease_info& lease) {
@@ -130,8 +130,8 @@ std::string lease_json(const lease_info& lease) {
 
 std::string lease_table(const lease_info& lease, int64_t now_ms) {
   return table({"NAME", "OWNER", "TOKEN", "TTL", "EXPIRES"},
-               {{lease.name, lease.owner, std::to_string(lease.token),
-                 format_duration(lease.ttl), human_time(lease.expires_at_ms, now_ms)}});
+               {{lease.name, lease.owner, std::to_string(lease.token), format_duration(lease.ttl),
+                 human_time(lease.expires_at_ms, now_ms)}});
 }
 
 std::string status_json(const lock_info& info) {
@@ -145,8 +145,8 @@ std::string status_table(const std::vector<lock_info>& locks, int64_t now_ms) {
   for (const auto& l : locks)
     rows.push_back({l.name, l.held ? "yes" : "no", l.held ? l.owner : "-",
                     l.held ? std::to_string(l.token) : "-",
-                    l.held ? human_time(l.expires_at_ms, now_ms) : "-",
-                    std::to_string(l.waiters), std::to_string(l.last_token)});
+                    l.held ? human_time(l.expires_at_ms, now_ms) : "-", std::to_string(l.waiters),
+                    std::to_string(l.last_token)});
   return table({"NAME", "HELD", "OWNER", "TOKEN", "EXPIRES", "WAITERS", "LAST-TOKEN"}, rows);
 }
 
@@ -260,8 +260,8 @@ void complain(std::string_view command, std::string_view message) {
 }
 
 void complain(std::string_view command, const client_error& e) {
-  std::string msg = e.code() + ": "
-                    + (e.code() == "invalid_request" ? in_flag_terms(e.what()) : e.what());
+  std::string msg =
+    e.code() + ": " + (e.code() == "invalid_request" ? in_flag_terms(e.what()) : e.what());
   if (e.holder())
     msg += " (held by " + e.holder()->owner + ")";
   complain(command, msg);

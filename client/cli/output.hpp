@@ -45,8 +45,7 @@ std::string event_line(const watch_event& e, int64_t now_ms);
 std::string check_json(std::string_view name, uint64_t token, const token_check& c);
 
 /// Returns a sentence: "token 42 of jobs:a is current (expires in 3s, 15:04:08)".
-std::string check_text(std::string_view name, uint64_t token, const token_check& c,
-                       int64_t now_ms);
+std::string check_text(std::string_view name, uint64_t token, const token_check& c, int64_t now_ms);
 
 /// Returns {"released":true} or the sentence "released jobs:a (token 42)".
 std::string released_json();

@@ -37,7 +37,7 @@ cli_result run(const std::string& program, const std::vector<std::string>& args,
   INFO(p.diagnostics());
   REQUIRE(st.has_value());
   REQUIRE(st->exited);
-  eventually([&] { return p.stdout_closed(); }, 5s);
+  eventually([&] { return p.output_closed(); }, 5s); // stderr read to the end too
   cli_result r;
   r.code = st->code;
   r.out = p.lines();
@@ -173,8 +173,9 @@ TEST_CASE("cli_completion_scripts_are_valid_and_complete", "[integration][cli]")
 
   // Ask bash what it completes, as it would at a prompt.
   auto complete = [&](const std::string& line) {
-    auto probe = "source " + path + "\nCOMP_WORDS=(" + line + ")\nCOMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))\n"
-                 "_fencelock\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n";
+    auto probe = "source " + path + "\nCOMP_WORDS=(" + line
+                 + ")\nCOMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))\n"
+                   "_fencelock\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n";
     auto r = run(bash, {"-c", probe});
     REQUIRE(r.code == 0);
     return r.out;
@@ -183,8 +184,8 @@ TEST_CASE("cli_completion_scripts_are_valid_and_complete", "[integration][cli]")
     return std::find(xs.begin(), xs.end(), x) != xs.end();
   };
   auto commands = complete("fencelock ''");
-  for (auto c : {"serve", "run", "acquire", "release", "renew", "status", "check", "list",
-                 "watch", "version", "completion"})
+  for (auto c : {"serve", "run", "acquire", "release", "renew", "status", "check", "list", "watch",
+                 "version", "completion"})
     CHECK(has(commands, c));
   CHECK_FALSE(has(commands, "manpage"));
   auto run_flags = complete("fencelock run x --");

@@ -75,30 +75,30 @@ TEST_CASE("openapi_every_route_and_error_conforms", "[integration][openapi]") {
   // --- locks ----------------------------------------------------------------------------------
   auto granted = op("POST", "/v1/locks/oa/acquire", R"({"owner":"o1","ttlMs":60000})", 200);
   auto token = std::to_string(granted.json->at("token").as_int64());
-  op("POST", "/v1/locks/oa/acquire", R"({"owner":"o2","ttlMs":60000})", 409);      // lock_held
-  op("POST", "/v1/locks/oa/acquire", R"({"owner":"o2","ttlMs":1})", 400);          // range
-  op("POST", "/v1/locks/oa/acquire", R"({"owner":"o2","ttlMs":1,"ttlMs":2})", 400);  // twice
-  op("POST", "/v1/locks/a%20b/acquire", R"({"owner":"o2","ttlMs":1000})", 400);    // name
+  op("POST", "/v1/locks/oa/acquire", R"({"owner":"o2","ttlMs":60000})", 409);       // lock_held
+  op("POST", "/v1/locks/oa/acquire", R"({"owner":"o2","ttlMs":1})", 400);           // range
+  op("POST", "/v1/locks/oa/acquire", R"({"owner":"o2","ttlMs":1,"ttlMs":2})", 400); // twice
+  op("POST", "/v1/locks/a%20b/acquire", R"({"owner":"o2","ttlMs":1000})", 400);     // name
   op("POST", "/v1/locks/oa/renew", R"({"owner":"o1","token":)" + token + "}", 200);
   op("POST", "/v1/locks/oa/renew", R"({"owner":"o1","token":)" + token + R"(,"ttlMs":5000})", 200);
-  op("POST", "/v1/locks/oa/renew", R"({"owner":"o2","token":)" + token + "}", 409);  // lease_lost
+  op("POST", "/v1/locks/oa/renew", R"({"owner":"o2","token":)" + token + "}", 409); // lease_lost
   op("POST", "/v1/locks/oa/renew", R"({"owner":"o1"})", 400);
-  op("POST", "/v1/locks/oa/check", R"({"token":)" + token + "}", 200);               // current
+  op("POST", "/v1/locks/oa/check", R"({"token":)" + token + "}", 200); // current
   op("POST", "/v1/locks/oa/check", R"({"token":0})", 400);
-  op("GET", "/v1/locks/oa", std::nullopt, 200);                                      // held
-  op("GET", "/v1/locks/never-used", std::nullopt, 200);                              // free
+  op("GET", "/v1/locks/oa", std::nullopt, 200);         // held
+  op("GET", "/v1/locks/never-used", std::nullopt, 200); // free
   op("GET", "/v1/locks/%zz", std::nullopt, 400);
   op("POST", "/v1/locks/ob/acquire", R"({"owner":"o1","ttlMs":60000})", 200);
-  auto page = op("GET", "/v1/locks?prefix=o&limit=1", std::nullopt, 200);            // a cursor
+  auto page = op("GET", "/v1/locks?prefix=o&limit=1", std::nullopt, 200); // a cursor
   CHECK(page.json->at("nextCursor").is_string());
-  auto last = op("GET", "/v1/locks?prefix=o&limit=10", std::nullopt, 200);           // null
+  auto last = op("GET", "/v1/locks?prefix=o&limit=10", std::nullopt, 200); // null
   CHECK(last.json->at("nextCursor").is_null());
   op("GET", "/v1/locks?bogus=1", std::nullopt, 400);
 
   // A waiter fills the queue of one (max-waiters-per-lock 1): the next gets too_many_waiters.
   raw_connection waiter{port};
-  REQUIRE_FALSE(waiter.send(raw_request("POST", "/v1/locks/oa/acquire",
-                                        R"({"owner":"w1","ttlMs":60000,"waitMs":60000})")));
+  REQUIRE_FALSE(waiter.send(
+    raw_request("POST", "/v1/locks/oa/acquire", R"({"owner":"w1","ttlMs":60000,"waitMs":60000})")));
   REQUIRE(eventually(
     [&] { return send(port, "GET", "/v1/locks/oa").json->at("waiters").as_int64() == 1; }, 30s));
   op("POST", "/v1/locks/oa/acquire", R"({"owner":"w2","ttlMs":60000,"waitMs":60000})", 429);
@@ -108,8 +108,8 @@ TEST_CASE("openapi_every_route_and_error_conforms", "[integration][openapi]") {
   auto handed = waiter.read_response(); // the waiter was handed the lock with a new token
   REQUIRE(handed.has_value());
   api.operation("POST", "/v1/locks/oa/acquire", *handed, 200);
-  op("POST", "/v1/locks/oa/check", R"({"token":)" + token + "}", 200);               // stale
-  op("POST", "/v1/locks/free/check", R"({"token":1})", 200);                         // token null
+  op("POST", "/v1/locks/oa/check", R"({"token":)" + token + "}", 200); // stale
+  op("POST", "/v1/locks/free/check", R"({"token":1})", 200);           // token null
 
   // --- operations, the document, the dashboard, the WebSocket door ----------------------------
   op("GET", "/healthz", std::nullopt, 200);
@@ -173,8 +173,8 @@ TEST_CASE("openapi_every_route_and_error_conforms", "[integration][openapi]") {
 
   // --- shutting_down: a waiter when the server drains -----------------------------------------
   raw_connection drained{port};
-  REQUIRE_FALSE(drained.send(raw_request("POST", "/v1/locks/oa/acquire",
-                                         R"({"owner":"w3","ttlMs":60000,"waitMs":60000})")));
+  REQUIRE_FALSE(drained.send(
+    raw_request("POST", "/v1/locks/oa/acquire", R"({"owner":"w3","ttlMs":60000,"waitMs":60000})")));
   REQUIRE(eventually(
     [&] { return send(port, "GET", "/v1/locks/oa").json->at("waiters").as_int64() == 1; }, 30s));
   server.process().send_signal(SIGTERM);

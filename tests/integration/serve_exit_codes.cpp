@@ -19,8 +19,8 @@ namespace {
 
 struct outcome {
   int code = -1;
-  std::string out;  // stdout, lines joined
-  std::string err;  // stderr, lines joined
+  std::string out; // stdout, lines joined
+  std::string err; // stderr, lines joined
 };
 
 outcome run_binary(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
@@ -29,7 +29,7 @@ outcome run_binary(const std::vector<std::string>& args, const std::vector<std::
   INFO(p.diagnostics());
   REQUIRE(st.has_value());
   REQUIRE(st->exited);
-  eventually([&] { return p.stdout_closed(); }, 5s);
+  eventually([&] { return p.output_closed(); }, 5s); // stderr read to the end too
   outcome o;
   o.code = st->code;
   for (const auto& l : p.lines())

@@ -42,8 +42,8 @@ TEST_CASE("systemd_notify_ready_then_stopping", "[integration][systemd]") {
 
   auto seen = notes.messages().size();
   server.process().send_signal(SIGTERM);
-  CHECK(notes.wait_for([](std::string_view m) { return has_field(m, "STOPPING", "1"); }, 30s,
-                       seen));
+  CHECK(
+    notes.wait_for([](std::string_view m) { return has_field(m, "STOPPING", "1"); }, 30s, seen));
   auto st = server.process().wait(30s);
   REQUIRE(st.has_value());
   CHECK(st->clean());
@@ -92,8 +92,8 @@ TEST_CASE("log_level_warn_writes_nothing_below_warn", "[integration][logging]") 
 TEST_CASE("log_level_info_writes_listening_and_stopped", "[integration][logging]") {
   temp_dir dir;
   server_process server{dir.str()};
-  CHECK(server.wait_for_line(
-    [](std::string_view l) { return parse_listening_port(l).has_value(); }, 30s));
+  CHECK(server.wait_for_line([](std::string_view l) { return parse_listening_port(l).has_value(); },
+                             30s));
   REQUIRE(server.terminate().has_value());
   CHECK(server.wait_for_line(
     [](std::string_view l) { return l.find("\"event\":\"stopped\"") != std::string_view::npos; },

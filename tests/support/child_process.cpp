@@ -252,6 +252,8 @@ void child_process::read_loop(int fd, std::vector<std::string>& out, bool is_std
     out.push_back(std::move(partial));
   if (is_stdout)
     stdout_eof_ = true;
+  else
+    stderr_eof_ = true;
   cv_.notify_all();
 }
 
@@ -290,6 +292,11 @@ child_process::wait_for_line(const std::function<bool(std::string_view)>& pred,
 bool child_process::stdout_closed() const {
   std::lock_guard<std::mutex> guard{mtx_};
   return stdout_eof_;
+}
+
+bool child_process::output_closed() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return stdout_eof_ && stderr_eof_;
 }
 
 bool child_process::write_stdin(std::string_view data) {

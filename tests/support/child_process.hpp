@@ -70,6 +70,9 @@ public:
   /// Returns whether the child closed its stdout (usually: it exited).
   bool stdout_closed() const;
 
+  /// Returns whether the child closed its stdout and its stderr, and both were read to the end.
+  bool output_closed() const;
+
   /// Writes `data` to the child's stdin; returns false when the pipe is closed.
   bool write_stdin(std::string_view data);
 
@@ -114,6 +117,7 @@ private:
   std::vector<std::string> out_lines_;
   std::vector<std::string> err_lines_;
   bool stdout_eof_ = false;
+  bool stderr_eof_ = false;
   std::atomic<bool> stop_readers_{false};
   std::thread out_reader_;
   std::thread err_reader_;

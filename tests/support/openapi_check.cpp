@@ -18,9 +18,9 @@ namespace {
 
 /// The schema keywords validate() knows; any other one is reported.
 constexpr std::string_view known_keywords[] = {
-  "type",    "nullable",  "enum",      "required",  "properties", "additionalProperties",
-  "items",   "minimum",   "maximum",   "minLength", "maxLength",  "pattern",
-  "allOf",   "oneOf",     "$ref",      "description"};
+  "type",  "nullable", "enum",    "required",   "properties", "additionalProperties",
+  "items", "minimum",  "maximum", "minLength",  "maxLength",  "pattern",
+  "allOf", "oneOf",    "$ref",    "description"};
 
 bool known(std::string_view key) {
   for (auto k : known_keywords)
@@ -41,7 +41,7 @@ bool is_integer(const json::value& v) {
 }
 
 double number_of(const json::value& v) {
-  return v.is_int64() ? static_cast<double>(v.get_int64())
+  return v.is_int64()    ? static_cast<double>(v.get_int64())
          : v.is_uint64() ? static_cast<double>(v.get_uint64())
                          : v.get_double();
 }
@@ -214,9 +214,11 @@ void openapi_check::validate(const json::value& instance, const json::value& sch
   if (instance.is_string()) {
     auto s = std::string_view{instance.as_string()};
     auto n = code_points(s);
-    if (auto* m = schema.if_contains("minLength"); m && n < static_cast<size_t>(m->to_number<int64_t>()))
+    if (auto* m = schema.if_contains("minLength");
+        m && n < static_cast<size_t>(m->to_number<int64_t>()))
       out.push_back(where + ": shorter than minLength " + text(*m));
-    if (auto* m = schema.if_contains("maxLength"); m && n > static_cast<size_t>(m->to_number<int64_t>()))
+    if (auto* m = schema.if_contains("maxLength");
+        m && n > static_cast<size_t>(m->to_number<int64_t>()))
       out.push_back(where + ": longer than maxLength " + text(*m));
     if (auto* p = schema.if_contains("pattern")) {
       std::regex re{std::string{p->as_string()}, std::regex::ECMAScript};

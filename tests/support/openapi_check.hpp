@@ -46,8 +46,7 @@ public:
 
   /// Checks `res` against components/responses/<name>: for answers the document describes
   /// outside any operation (an unknown path, a wrong method, malformed HTTP, max-connections).
-  std::vector<std::string> check_component(std::string_view name,
-                                           const http_response& res) const;
+  std::vector<std::string> check_component(std::string_view name, const http_response& res) const;
 
   /// Validates `instance` against `schema`; `where` names the instance in the messages.
   /// Returns what is wrong; empty when valid.

@@ -73,8 +73,8 @@ TEST_CASE("durations have units, largest first; a bare number is milliseconds", 
 }
 
 TEST_CASE("run: flags, short flags, defaults and the command after --", "[cli]") {
-  auto a = parse_ok<run_args>({"run", "jobs:report", "--ttl", "5s", "--wait=1m30s", "--owner",
-                               "w1", "--grace", "200ms", "--", "sh", "-c", "exit 7"});
+  auto a = parse_ok<run_args>({"run", "jobs:report", "--ttl", "5s", "--wait=1m30s", "--owner", "w1",
+                               "--grace", "200ms", "--", "sh", "-c", "exit 7"});
   CHECK(a.name == "jobs:report");
   CHECK(a.ttl == 5s);
   CHECK(a.wait == 90s);
@@ -119,8 +119,9 @@ TEST_CASE("usage errors name the flag as typed", "[cli]") {
   CHECK(error_of({"run"}) == "missing lock name");
   CHECK(error_of({"run", "x"}).find("missing the command") != std::string::npos);
   CHECK(error_of({"run", "x", "--"}).find("missing the command") != std::string::npos);
-  CHECK(error_of({"run", "x", "--ttl", "0", "--", "true"}).starts_with("--ttl: expected a "
-                                                                       "positive duration"));
+  CHECK(error_of({"run", "x", "--ttl", "0", "--", "true"})
+          .starts_with("--ttl: expected a "
+                       "positive duration"));
   CHECK(error_of({"acquire", "x", "--ttl", "5x"}).starts_with("--ttl: "));
   CHECK(error_of({"acquire", "x", "-t", "5x"}).starts_with("--ttl: "));
   CHECK(error_of({"acquire", "x", "--wait", "soon"}).starts_with("--wait: "));
@@ -130,8 +131,7 @@ TEST_CASE("usage errors name the flag as typed", "[cli]") {
   CHECK(error_of({"run", "x", "--wait", "1", "--wait", "2", "--", "true"})
         == "--wait: given more than once");
   CHECK(error_of({"run", "x", "--session=yes", "--", "true"}) == "--session: takes no value");
-  CHECK(error_of({"run", "x", "sh", "--", "true"}).find("comes after \"--\"")
-        != std::string::npos);
+  CHECK(error_of({"run", "x", "sh", "--", "true"}).find("comes after \"--\"") != std::string::npos);
   CHECK(error_of({"status", "a", "b"}) == "unexpected argument \"b\"");
   CHECK(error_of({"release", "a", "--token", "3"}).starts_with("--owner"));
   CHECK(error_of({"release", "a", "--owner", "o"}).starts_with("--token"));
@@ -154,16 +154,17 @@ TEST_CASE("an empty --owner is refused, not replaced", "[cli]") {
 }
 
 TEST_CASE("help and version, on every command", "[cli]") {
-  for (std::string cmd : {"run", "acquire", "release", "renew", "status", "check", "list",
-                          "watch", "version", "completion"}) {
+  for (std::string cmd : {"run", "acquire", "release", "renew", "status", "check", "list", "watch",
+                          "version", "completion"}) {
     INFO(cmd);
     auto help = parse_command_line({cmd, "--help"}, piped());
     CHECK(help.print.starts_with("Usage: fencelock " + cmd));
     CHECK(help.print.find("Exit codes") != std::string::npos);
     CHECK(parse_command_line({cmd, "-h"}, piped()).print == help.print);
     CHECK(parse_command_line({"help", cmd}, piped()).print == help.print);
-    CHECK(parse_command_line({cmd, "--version"}, piped()).print == "fencelock 9.9.9 (commit "
-                                                                   "test)\n");
+    CHECK(parse_command_line({cmd, "--version"}, piped()).print
+          == "fencelock 9.9.9 (commit "
+             "test)\n");
   }
   auto top = parse_command_line({"--help"}, piped()).print;
   for (auto word : {"serve", "run", "acquire", "release", "renew", "status", "check", "list",
@@ -250,10 +251,12 @@ TEST_CASE("tables show human times in local time", "[cli]") {
   CHECK(status_table({}, now) == "(no locks)\n");
 
   fencelock::token_check current{true, 7, now + 3'000};
-  CHECK(check_text("a", 7, current, now) == "token 7 of a is current (expires in 3.0s "
-                                            "(2026-11-18 11:06:43))");
-  CHECK(check_text("a", 6, {false, 7, now}, now) == "token 6 of a is not current: the current "
-                                                    "token is 7");
+  CHECK(check_text("a", 7, current, now)
+        == "token 7 of a is current (expires in 3.0s "
+           "(2026-11-18 11:06:43))");
+  CHECK(check_text("a", 6, {false, 7, now}, now)
+        == "token 6 of a is not current: the current "
+           "token is 7");
   CHECK(check_json("a", 6, {false, 0, 0})
         == R"({"name":"a","token":6,"current":false,"currentToken":null})");
   if (old_tz)

@@ -89,8 +89,8 @@ TEST_CASE("GET /v1/openapi.json serves docs/openapi.json as built", "[openapi][n
 TEST_CASE("the validator rejects what does not conform", "[openapi]") {
   auto spec = openapi_check::from_file(doc_path);
   auto lease_schema = json::parse(R"({"$ref":"#/components/schemas/Lease"})");
-  auto good = json::parse(
-    R"({"name":"a","owner":"o","token":1,"ttlMs":1000,"expiresAt":1795000000000})");
+  auto good =
+    json::parse(R"({"name":"a","owner":"o","token":1,"ttlMs":1000,"expiresAt":1795000000000})");
   CHECK(spec.validate(good, lease_schema, "lease").empty());
   struct bad {
     const char* json;
@@ -113,8 +113,7 @@ TEST_CASE("the validator rejects what does not conform", "[openapi]") {
     CHECK(errors.front().find(why) != std::string::npos);
   }
   auto check_schema = json::parse(R"({"$ref":"#/components/schemas/CheckResult"})");
-  CHECK(spec.validate(json::parse(R"({"current":false,"token":null})"), check_schema, "c")
-          .empty());
+  CHECK(spec.validate(json::parse(R"({"current":false,"token":null})"), check_schema, "c").empty());
   CHECK_FALSE(spec.validate(json::parse(R"({"current":false})"), check_schema, "c").empty());
   auto list_schema = json::parse(R"({"$ref":"#/components/schemas/LockList"})");
   CHECK(spec.validate(json::parse(R"({"locks":[],"nextCursor":null})"), list_schema, "l").empty());
@@ -130,7 +129,8 @@ TEST_CASE("the validator rejects what does not conform", "[openapi]") {
   fencelock::test::http_response res;
   res.status = 409;
   res.headers = {{"content-type", "application/json"}, {"x-request-id", "r1"}};
-  res.json = json::parse(R"({"error":"lock_held","message":"m","holder":{"owner":"o","expiresAt":1}})");
+  res.json =
+    json::parse(R"({"error":"lock_held","message":"m","holder":{"owner":"o","expiresAt":1}})");
   CHECK(spec.check("POST", "/v1/locks/a/acquire", res).empty());
   res.json = json::parse(R"({"error":"lease_lost","message":"m"})");
   CHECK_FALSE(spec.check("POST", "/v1/locks/a/acquire", res).empty());
