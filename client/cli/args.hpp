@@ -38,6 +38,7 @@ struct common_args {
   output_format output = output_format::json;
 };
 
+/// The arguments of `fencelock run <name> [options] -- <command...>`.
 struct run_args : common_args {
   std::string name;
   std::string owner; // empty = the client's default
@@ -48,6 +49,7 @@ struct run_args : common_args {
   std::vector<std::string> command; // argv of the child, after "--"
 };
 
+/// The arguments of `fencelock acquire <name>`.
 struct acquire_args : common_args {
   std::string name;
   std::string owner;
@@ -55,12 +57,14 @@ struct acquire_args : common_args {
   std::chrono::milliseconds wait{0};
 };
 
+/// The arguments of `fencelock release <name> -O owner -T token`.
 struct release_args : common_args {
   std::string name;
   std::string owner;
   uint64_t token = 0;
 };
 
+/// The arguments of `fencelock renew <name> -O owner -T token [-t ttl]`.
 struct renew_args : common_args {
   std::string name;
   std::string owner;
@@ -68,19 +72,23 @@ struct renew_args : common_args {
   std::chrono::milliseconds ttl{0}; // 0 = the lease's own TTL
 };
 
+/// The arguments of `fencelock status <name>`.
 struct status_args : common_args {
   std::string name;
 };
 
+/// The arguments of `fencelock check <name> -T token`.
 struct check_args : common_args {
   std::string name;
   uint64_t token = 0;
 };
 
+/// The arguments of `fencelock list [prefix]`.
 struct list_args : common_args {
   std::string prefix; // "" = every held lock
 };
 
+/// The arguments of `fencelock watch <name>|<prefix>*`.
 struct watch_args : common_args {
   std::string target; // a lock name, or a prefix when `prefix`
   bool prefix = false;
@@ -91,6 +99,7 @@ struct serve_args {
   std::vector<std::string> args;
 };
 
+/// The arguments of `fencelock version`.
 struct version_args {
   output_format output = output_format::json;
 };
