@@ -17,6 +17,10 @@ caf::error shed(const service_core& core, call_class cls) {
                            "overloaded: " + std::to_string(now)
                              + " requests in progress; new acquires are shed first, renewals "
                                "and releases last");
+  if (cls == call_class::read && core.reads_in_flight.load() >= cfg.max_reads_in_flight)
+    return caf::make_error(errc::overloaded,
+                           "overloaded: " + std::to_string(core.reads_in_flight.load())
+                             + " reads in progress (max-reads-in-flight)");
   if (cls != call_class::acquire)
     return caf::none;
   auto lag_ms = core.io_lag_us.load() / 1000;

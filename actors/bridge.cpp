@@ -61,6 +61,12 @@ caf::behavior bridge_impl(caf::event_based_actor* self, registry_actor registry,
     [=](list_atom, list_request& req, reply_to<lock_list>& cb) {
       forward(self, registry, call_timeout, running, std::move(cb), list_atom_v, std::move(req));
     },
+    // A cancel takes the acquire's path, so that it can never overtake the acquire it withdraws
+    // (one sender to one receiver keeps its order): a client that closes right after asking
+    // would otherwise be granted after its cancel was dropped.
+    [=](cancel_atom, std::string& name, uint64_t request_id) {
+      self->send(registry, cancel_atom_v, std::move(name), request_id);
+    },
   };
 }
 

@@ -22,6 +22,8 @@ const char* to_string(errc x) noexcept {
       return "shutting_down";
     case errc::unavailable:
       return "unavailable";
+    case errc::cancelled:
+      return "cancelled";
   }
   return "unknown";
 }

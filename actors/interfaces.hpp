@@ -31,9 +31,10 @@ using lock_actor = caf::typed_actor<
   caf::reacts_to<wait_timeout_atom, uint64_t>,
   /// From the registry: quit, nobody routes to this actor any more.
   caf::reacts_to<retire_atom>,
-  /// From the registry (a shared store's event source): the lock's lease ended somewhere, so
-  /// the lock may be free: the first waiter tries.
-  caf::reacts_to<wake_atom>,
+  /// From the registry (a shared store's event source): lease `token` started (`ended` false)
+  /// or ended, on any instance. An end frees the lock for the waiters here; a start of a newer
+  /// lease means the lease watched here is over, and if no end of it was heard, the store lost it.
+  caf::reacts_to<heard_atom, uint64_t, bool>,
   /// From the registry (a shared store's event source, back after an outage): changes may have
   /// been missed, so the watched lease is looked at again and the first waiter tries.
   caf::reacts_to<resync_atom>,

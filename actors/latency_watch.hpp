@@ -1,10 +1,14 @@
 #pragma once
 
 // A running average of the store's write latency, for shedding new acquires while the store is
-// slow (docs/overload.md). An exponentially weighted moving average over samples, which counts
-// only while samples keep coming: with none for `max_age` the store is idle, not slow.
+// slow (docs/overload.md): an exponentially weighted moving average over samples that also fades
+// with time, halving every `half_life` without a new sample. So a shed decision ends by itself
+// while it is in force (shedding acquires starves the average of the fast writes that would
+// bring it down), and an idle store counts as not slow. A round trip that overlapped a stall of
+// this process measures the stall, not the store: it is left out.
 
 #include <chrono>
+#include <cmath>
 #include <mutex>
 
 namespace fencelock {
@@ -16,28 +20,50 @@ public:
   /// Weight of the newest sample (the first sample sets the average).
   static constexpr double weight = 0.2;
 
+  /// How fast the average fades without new samples.
+  static constexpr clock::duration half_life = std::chrono::seconds{1};
+
   /// Adds one write's round trip, finished at `now`. Thread-safe.
   void add(clock::duration elapsed, clock::time_point now) {
     std::lock_guard<std::mutex> guard{mutex_};
+    if (now - elapsed < stall_end_ && now > stall_begin_)
+      return; // it waited on our own stall
     auto x = std::chrono::duration<double, std::milli>(elapsed).count();
-    average_ms_ = has_sample_ ? (1 - weight) * average_ms_ + weight * x : x;
+    average_ms_ = has_sample_ ? (1 - weight) * faded(now) + weight * x : x;
     has_sample_ = true;
     last_ = now;
   }
 
-  /// Returns the average in ms, or 0 when the last sample is older than `max_age`. Thread-safe.
+  /// Records a stall of this process from `began` to `woke`. Thread-safe.
+  void stalled(clock::time_point began, clock::time_point woke) {
+    std::lock_guard<std::mutex> guard{mutex_};
+    stall_begin_ = began;
+    stall_end_ = woke;
+  }
+
+  /// Returns the average in ms at `now` (faded since the last sample), or 0 when the last
+  /// sample is older than `max_age`. Thread-safe.
   double average_ms(clock::time_point now, clock::duration max_age) const {
     std::lock_guard<std::mutex> guard{mutex_};
     if (!has_sample_ || now - last_ > max_age)
       return 0;
-    return average_ms_;
+    return faded(now);
   }
 
 private:
+  double faded(clock::time_point now) const {
+    if (now <= last_)
+      return average_ms_;
+    auto halves = std::chrono::duration<double>(now - last_) / half_life;
+    return average_ms_ * std::exp2(-halves);
+  }
+
   mutable std::mutex mutex_;
   bool has_sample_ = false;
   double average_ms_ = 0;
   clock::time_point last_;
+  clock::time_point stall_begin_;
+  clock::time_point stall_end_;
 };
 
 } // namespace fencelock

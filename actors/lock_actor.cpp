@@ -22,7 +22,7 @@
 //   │          │                   armed at the watchdog ────────────────────►─┤
 //   │          ├─ held ──► waiting: FIFO waiters behind the holder; the first  │
 //   │          │           tries again when the lease ends here (hand-off),    │
-//   │          │           when a shared store says it ended elsewhere (wake), │
+//   │          │           when a shared store says it ended elsewhere (heard),│
 //   │          │           or at the holder's deadline ───────────────────────►┤
 //   │          ├─ lost / ended ──► the lease is forgotten; waiters are handed  │
 //   │          │                   the lock in FIFO order ────────────────────►┘
@@ -171,9 +171,14 @@ void hand_off(self_ptr self);
 void take_grant(self_ptr self, const acquire_request& req, const store_answer& x,
                 caf::typed_response_promise<lease>& rp) {
   auto& lk = self->state.lock;
+  bool fresh = x.v == verdict::granted;
   if (x.settled)
     announce_end(self, *x.settled, lease_end_cause::expired);
-  bool fresh = x.v == verdict::granted;
+  // A lease watched here that the grant did not replace had vanished from the store without an
+  // end: the store lost it (a Redis that restarted empty), and its holder must hear so.
+  if (fresh && lk.lease && lk.watching && lk.lease->token != x.lease.token
+      && lk.lease->token != x.replaced)
+    announce_end(self, *lk.lease, lease_end_cause::store_lost);
   lk.note_lease(x.lease, true);
   if (fresh)
     lk.grant_id = req.request_id;
@@ -457,7 +462,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       if (auto w = s.lock.take_waiter(request_id)) {
         count_waiters(self, -1);
         w->promise.deliver(
-          caf::make_error(errc::unavailable, std::string{"cancelled: the client went away"}));
+          caf::make_error(errc::cancelled, std::string{"the client went away"}));
         return;
       }
       // The grant went out but never reached its client: nobody will use or release it.
@@ -503,9 +508,18 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
                    s.armed_token);
       self->quit();
     },
-    [=](wake_atom) {
+    [=](heard_atom, uint64_t token, bool ended) {
       settle_on_exit on_exit{self};
-      hand_off(self);
+      auto& lk = self->state.lock;
+      // The store's channel delivers a lock's events in order: the end of a lease that a script
+      // ended always comes before the start of the next one.
+      if (lk.lease && (ended ? lk.lease->token == token : lk.lease->token < token)) {
+        if (!ended && lk.watching)
+          announce_end(self, *lk.lease, lease_end_cause::store_lost);
+        lk.forget_lease();
+      }
+      if (ended || !lk.lease)
+        hand_off(self); // the lock may be free: the first waiter tries
     },
     [=](resync_atom) {
       settle_on_exit on_exit{self};

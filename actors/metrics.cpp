@@ -55,7 +55,8 @@ metrics::metrics()
             .Register(registry_)),
     in_flight_(prometheus::BuildGauge()
                  .Name("fencelock_requests_in_progress")
-                 .Help("Client calls received and not yet answered, waiting acquires included")
+                 .Help("Client calls received and not yet answered, waiting acquires included; "
+                       "the shedding thresholds count this minus fencelock_waiters")
                  .Register(registry_)
                  .Add({})),
     waiting_(prometheus::BuildGauge()
@@ -169,8 +170,10 @@ void metrics::record_mailbox_depth(std::size_t depth) {
   mailbox_depth_.Observe(static_cast<double>(depth));
 }
 
-void metrics::stall_detected() {
+void metrics::stall_detected(std::chrono::steady_clock::time_point began,
+                             std::chrono::steady_clock::time_point woke) {
   stalls_.Increment();
+  store_latency_.stalled(began, woke);
 }
 
 void metrics::expiry_deferred() {

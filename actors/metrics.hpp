@@ -61,12 +61,15 @@ public:
   /// Records one lease write's round trip to the store (queueing and group commit included).
   void record_store_write(std::chrono::steady_clock::duration elapsed);
 
-  /// Returns the running average of the store's write round trips in ms (0 when no write
-  /// finished for 5 s): the signal that sheds new acquires while the store is slow.
+  /// Returns the running average of the store's write round trips in ms, fading by half every
+  /// second without a write (0 when none finished for 5 s): the signal that sheds new acquires
+  /// while the store is slow.
   double store_write_average_ms() const;
 
-  /// Counts a stall of the process noticed by the watchdog (actors/stall.hpp).
-  void stall_detected();
+  /// Counts a stall of the process noticed by the watchdog (actors/stall.hpp); store writes
+  /// that overlapped it do not count as slow ones.
+  void stall_detected(std::chrono::steady_clock::time_point began,
+                      std::chrono::steady_clock::time_point woke);
 
   /// Counts an expiry put off because its deadline fell into a stall's grace.
   void expiry_deferred();

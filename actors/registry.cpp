@@ -140,11 +140,11 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx, lis
       if (auto* e = route(self, name, route_kind::existing, capped))
         self->send(e->handle, cancel_atom_v, std::move(name), request_id);
     },
-    [=](wake_atom, const std::string& name) {
-      // Only an existing actor can have waiters here.
+    [=](heard_atom, const std::string& name, uint64_t token, bool ended) {
+      // Only an existing actor can have waiters or a watched lease here.
       auto& locks = self->state.locks;
       if (auto i = locks.find(name); i != locks.end())
-        self->send(i->second.handle, wake_atom_v);
+        self->send(i->second.handle, heard_atom_v, token, ended);
     },
     [=](resync_atom) {
       for (auto& [n, e] : self->state.locks)

@@ -35,15 +35,20 @@ uint64_t token_of(const T&) {
   return 0;
 }
 
-/// Wraps `done` so that the finished call is logged, counted and timed, and leaves the count
-/// of calls in progress. Holds the core, never the service.
+/// How a finished call leaves the counts of calls in progress.
+enum class counted { no, call, read };
+
+/// Wraps `done` so that the finished call is logged, counted and timed, and leaves the counts
+/// of calls in progress it was in. Holds the core, never the service.
 template <class T>
 callback<T> finishing(core_ptr core, std::string_view op, std::string lock, std::string owner,
-                      uint64_t token, callback<T> done, call_context ctx, bool counted) {
+                      uint64_t token, callback<T> done, call_context ctx, counted in) {
   auto started = std::chrono::steady_clock::now();
   return [=, done = std::move(done), ctx = std::move(ctx)](caf::expected<T> x) {
-    if (counted)
+    if (in != counted::no)
       --core->in_flight;
+    if (in == counted::read)
+      --core->reads_in_flight;
     caf::error err = x ? caf::error{} : x.error();
     auto answered = x ? token_of(*x) : 0; // the token answered, else the one presented
     log_operation({op, ctx.request_id, lock, owner, answered != 0 ? answered : token, started},
@@ -76,7 +81,7 @@ struct service::impl {
             call_class cls) {
     auto refuse = [&](caf::error err) {
       finishing<T>(core, op, std::move(lock), std::move(owner), token, std::move(done),
-                   std::move(ctx), false)(std::move(err));
+                   std::move(ctx), counted::no)(std::move(err));
     };
     if (invalid)
       return refuse(std::move(invalid));
@@ -87,8 +92,11 @@ struct service::impl {
       return refuse(std::move(overloaded));
     }
     ++core->in_flight;
+    if (cls == call_class::read)
+      ++core->reads_in_flight;
     auto finish = finishing<T>(core, op, std::move(lock), std::move(owner), token, std::move(done),
-                               std::move(ctx), true);
+                               std::move(ctx),
+                               cls == call_class::read ? counted::read : counted::call);
     // Renewals and releases overtake queued calls from the first mailbox on (the bridge's).
     if (cls == call_class::lease)
       caf::anon_send<caf::message_priority::high>(bridge, atom, std::move(req),
@@ -255,12 +263,10 @@ uint64_t service::subscribe(subscribe_request req, callback<lock_list> snapshot,
                             event_handler on_event, call_context ctx) {
   auto& d = *impl_;
   auto core = d.core;
-  // One operation event for the whole subscribe, snapshot included.
-  auto finish = finishing<bool>(
-    core, "subscribe", req.exact ? req.prefix : std::string{}, std::string{}, 0,
-    [](caf::expected<bool>) {}, std::move(ctx), false);
+  // One operation event for the whole subscribe; the snapshot counts as a read in progress.
   auto refuse = [&](caf::error err) -> uint64_t {
-    finish(err);
+    finishing<bool>(core, "subscribe", req.exact ? req.prefix : std::string{}, std::string{}, 0,
+                    [](caf::expected<bool>) {}, ctx, counted::no)(err);
     snapshot(std::move(err));
     return 0;
   };
@@ -272,25 +278,36 @@ uint64_t service::subscribe(subscribe_request req, callback<lock_list> snapshot,
     core->stats->record_shed("subscribe");
     return refuse(std::move(overloaded));
   }
+  ++core->in_flight;
+  ++core->reads_in_flight;
+  auto finish = finishing<bool>(core, "subscribe", req.exact ? req.prefix : std::string{},
+                                std::string{}, 0, [](caf::expected<bool>) {}, std::move(ctx),
+                                counted::read);
   // Subscribed before the snapshot is taken: every change from here on is either in the
   // snapshot or held back for delivery after it (event_hub::open).
   auto id = core->events->subscribe(req.prefix, req.exact, std::move(on_event));
-  auto events = core->events;
   collect_snapshot(
     d.bridge, std::move(req), core->cfg.list_limit_max,
-    [events, id, snapshot = std::move(snapshot), finish](caf::expected<lock_list> x) mutable {
+    [core, id, snapshot = std::move(snapshot), finish](caf::expected<lock_list> x) mutable {
+      auto& events = *core->events;
+      // The snapshot is a caller's callback: it never runs once the service is gone.
+      auto answer = [&](caf::expected<lock_list> result) {
+        core->deliver([&] { snapshot(std::move(result)); });
+      };
       if (!x) {
-        events->unsubscribe(id);
+        events.unsubscribe(id);
         finish(x.error());
-        return snapshot(std::move(x.error()));
+        return answer(std::move(x.error()));
       }
-      if (!events->open(id, x->locks, [&] { snapshot(*x); })) {
-        // Unsubscribed meanwhile (nobody waits for the answer), or too many
-        // events held back.
+      bool opened = false;
+      core->deliver([&] { opened = events.open(id, x->locks, [&] { snapshot(*x); }); });
+      if (!opened) {
+        // Unsubscribed meanwhile (nobody waits for the answer), too many events held back,
+        // or the service is gone.
         auto err = caf::make_error(errc::overloaded,
                                    std::string{"too many lock events while taking the snapshot"});
         finish(err);
-        return snapshot(std::move(err));
+        return answer(std::move(err));
       }
       finish(true);
     });
@@ -321,7 +338,7 @@ std::size_t service::subscriptions() const {
 
 void service::cancel(const std::string& name, uint64_t request_id) {
   if (running() && valid_lock_name(name))
-    caf::anon_send(impl_->actors.registry, cancel_atom_v, name, request_id);
+    caf::anon_send(impl_->bridge, cancel_atom_v, name, request_id); // behind its acquire
 }
 
 } // namespace fencelock

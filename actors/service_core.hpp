@@ -26,6 +26,8 @@ struct service_core {
   std::shared_ptr<std::atomic<bool>> running = std::make_shared<std::atomic<bool>>(false);
   /// Calls in progress (from validation to answer), and how many of them are waiting acquires.
   std::atomic<int64_t> in_flight{0};
+  /// Reads in progress (status, check, list, subscribe snapshots), within in_flight.
+  std::atomic<int64_t> reads_in_flight{0};
   std::shared_ptr<std::atomic<int64_t>> waiting = std::make_shared<std::atomic<int64_t>>(0);
   /// Set by drain(): waiters were answered and no new ones queue.
   std::shared_ptr<std::atomic<bool>> draining = std::make_shared<std::atomic<bool>>(false);

@@ -51,18 +51,18 @@ void remove_timer(self_ptr self, caf::actor_id id) {
   }
 }
 
-// Opens a grace window if the actor was not scheduled for longer than a stall takes: called
-// before anything is judged after a wake-up.
+// Notes a stall if the actor was not scheduled for longer than a stall takes, and opens the
+// grace window of a store that judges leases on this process's clock: called before anything
+// is judged after a wake-up.
 void observe_stall(self_ptr self, caf::actor_clock::time_point now) {
   auto& st = self->state;
-  if (!st.window)
-    return;
   auto gap = now - st.last_beat;
   if (st.stalls.threshold > caf::timespan::zero()
       && gap > st.stalls.heartbeat + st.stalls.threshold) {
-    st.window->open(st.last_beat, now, now + st.stalls.grace);
+    if (st.window)
+      st.window->open(st.last_beat, now, now + st.stalls.grace);
     if (st.metrics)
-      st.metrics->stall_detected();
+      st.metrics->stall_detected(st.last_beat, now);
   }
   st.last_beat = now;
 }
@@ -78,7 +78,9 @@ watchdog_actor::behavior_type watchdog_impl(self_ptr self, std::shared_ptr<stall
   init.metrics = std::move(stats);
   init.pacing = pacing;
   init.last_beat = self->clock().now();
-  if (init.window)
+  // Stalls are watched with every store: the embedded one needs the grace, and with any store a
+  // stall must not read as a slow store.
+  if (init.stalls.threshold > caf::timespan::zero())
     self->delayed_send(self, init.stalls.heartbeat, heartbeat_atom_v);
   return {
     [=](heartbeat_atom) {

@@ -198,6 +198,11 @@ const setting settings[] = {
            "overloaded; renewals and releases are still served."},
   {.key = "shed-reads-at", .field = &config::shed_reads_at, .min = 1, .max = 10'000'000,
    .help = "Requests in progress from which status, check, list and subscribe are shed too."},
+  {.key = "max-reads-in-flight", .field = &config::max_reads_in_flight, .min = 1,
+   .max = 10'000'000,
+   .help = "Reads in progress (status, check, list, subscribe snapshots) from which further "
+           "reads get 503 overloaded: reads have a budget of their own, so that a read flood "
+           "is shed before it can slow renewals down."},
   {.key = "max-in-flight", .field = &config::max_in_flight, .min = 1, .max = 10'000'000,
    .help = "Requests in progress from which everything is refused, renewals included; at "
            "least shed-reads-at, which is at least shed-acquires-at."},

@@ -28,6 +28,9 @@ errc_wire wire_of(errc x) noexcept {
       return {http::status::service_unavailable, 1, "the service is shutting down"};
     case errc::unavailable:
       return {http::status::service_unavailable, 1, "the service could not complete the request"};
+    case errc::cancelled:
+      // Never read: the client is gone. nginx would log 499 (no HTTP status says it).
+      return {http::status::service_unavailable, 1, "the request was withdrawn"};
   }
   // Only a value outside the enumeration (a bad cast) gets here.
   return wire_of(errc::unavailable);

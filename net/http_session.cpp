@@ -1,5 +1,8 @@
 #include "net/http_session.hpp"
 
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <chrono>
 #include <string_view>
 
@@ -263,7 +266,16 @@ void http_session::on_reply(reply r) {
     return; // the client went away meanwhile, and fail() withdrew its acquire
   if (r.status != http::status::ok)
     acquire_.reset(); // nothing was granted, so there is nothing to undo
+  else if (acquire_ && peer_closed())
+    return abandon(); // a grant nobody will read: undone (the watch may not have seen the FIN)
   send(std::move(r));
+}
+
+bool http_session::peer_closed() {
+  // A zero-byte peek means the client's FIN is queued: it sent everything it will send.
+  char probe;
+  auto n = ::recv(stream_.socket().native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
 }
 
 // --- watching the client while a call is pending -----------------------------------------------

@@ -88,6 +88,9 @@ private:
   void start_call(service_call call);
   void post_reply(reply r);
   void on_reply(reply r);
+  /// Returns whether the client closed its side (or the connection broke): checked before a
+  /// grant goes out, so that a grant nobody reads is undone rather than written.
+  bool peer_closed();
 
   void do_watch_client();
   void on_watch_client(error_code ec, std::size_t bytes);

@@ -16,7 +16,6 @@
 #include "net/error_mapping.hpp"
 #include "net/json.hpp"
 #include "net/openapi.hpp"
-#include "net/process_metrics.hpp"
 
 namespace fencelock::net {
 
@@ -36,7 +35,8 @@ enum class endpoint {
   healthz,
   readyz,
   metrics,
-  openapi
+  openapi,
+  websocket
 };
 
 struct path_match {
@@ -55,6 +55,8 @@ std::optional<path_match> match_path(std::string_view path) {
     return path_match{endpoint::metrics, {}};
   if (path == "/v1/openapi.json")
     return path_match{endpoint::openapi, {}};
+  if (path == "/v1/ws")
+    return path_match{endpoint::websocket, {}}; // upgrades are taken before routing
   constexpr std::string_view locks = "/v1/locks";
   if (!path.starts_with(locks))
     return std::nullopt;
@@ -195,58 +197,6 @@ route_result readiness(bool ready) {
   return result;
 }
 
-// --- dispatch ----------------------------------------------------------------------------------
-
-template <class T>
-boost::json::value body_of(const T& x) {
-  return to_json(x);
-}
-
-boost::json::value body_of(bool released) {
-  return boost::json::object{{"released", released}};
-}
-
-/// Wraps `done` into the service callback for a result of type T.
-template <class T>
-callback<T> answer_with(reply_handler done) {
-  return [done = std::move(done)](caf::expected<T> result) {
-    done(result ? ok(body_of(*result)) : error_reply(result.error()));
-  };
-}
-
-void start(service& svc, acquire_request req, call_context ctx, reply_handler done) {
-  svc.acquire(std::move(req), answer_with<lease>(std::move(done)), std::move(ctx));
-}
-
-void start(service& svc, renew_request req, call_context ctx, reply_handler done) {
-  svc.renew(std::move(req), answer_with<lease>(std::move(done)), std::move(ctx));
-}
-
-void start(service& svc, release_request req, call_context ctx, reply_handler done) {
-  svc.release(std::move(req), answer_with<bool>(std::move(done)), std::move(ctx));
-}
-
-void start(service& svc, check_request req, call_context ctx, reply_handler done) {
-  svc.check(std::move(req), answer_with<check_result>(std::move(done)), std::move(ctx));
-}
-
-void start(service& svc, status_query query, call_context ctx, reply_handler done) {
-  svc.status(std::move(query.name), answer_with<lock_status>(std::move(done)), std::move(ctx));
-}
-
-void start(service& svc, list_request req, call_context ctx, reply_handler done) {
-  svc.list(std::move(req), answer_with<lock_list>(std::move(done)), std::move(ctx));
-}
-
-void start(service& svc, metrics_query, call_context, reply_handler done) {
-  // Answered at once on the calling thread: a scrape reads the counters, it waits for nobody.
-  reply result;
-  result.text_type = "text/plain; version=0.0.4";
-  // The service's metrics, then the process's own and the build's (net/process_metrics.hpp).
-  result.text = svc.metrics_text() + process_metrics_text();
-  done(std::move(result));
-}
-
 } // namespace
 
 route_result route(http::verb method, std::string_view target, std::string_view body,
@@ -290,14 +240,15 @@ route_result route(http::verb method, std::string_view target, std::string_view 
       doc.text = std::string{openapi_document()};
       return doc;
     }
+    case endpoint::websocket: {
+      auto result = error_reply(http::status::upgrade_required, "invalid_request",
+                                "GET /v1/ws needs a WebSocket upgrade (Connection: Upgrade, "
+                                "Upgrade: websocket)");
+      result.headers.emplace_back("Upgrade", "websocket");
+      return result;
+    }
   }
   return error_reply(http::status::not_found, "not_found", "no such route");
-}
-
-void dispatch(service& svc, service_call call, call_context ctx, reply_handler done) {
-  std::visit(
-    [&](auto&& req) { start(svc, std::move(req), std::move(ctx), std::move(done)); },
-    std::move(call));
 }
 
 bool valid_request_id(std::string_view x) noexcept {

@@ -55,6 +55,20 @@ json::array to_json(const std::vector<lock_status>& locks) {
 
 // --- opening ------------------------------------------------------------------------------------
 
+namespace {
+
+/// Rewrites a handshake refusal that Beast wrote as text (400 for a bad key, 426 for another
+/// protocol version) into the JSON error every other refusal has.
+void as_json_error(websocket::response_type& res) {
+  auto why = std::string{"WebSocket handshake refused: "} + res.body();
+  res.body() = boost::json::serialize(
+    boost::json::object{{"error", "invalid_request"}, {"message", std::move(why)}});
+  res.set(beast::http::field::content_type, "application/json");
+  res.prepare_payload();
+}
+
+} // namespace
+
 ws_session::ws_session(asio::ip::tcp::socket&& socket, std::shared_ptr<server_context> ctx,
                        std::string peer)
   : ctx_(std::move(ctx)),
@@ -72,8 +86,11 @@ void ws_session::run(beast::http::request<beast::http::string_body> req) {
   timeouts.idle_timeout = std::chrono::milliseconds{cfg.ws_idle_timeout_ms};
   timeouts.keep_alive_pings = true; // a ping after half the idle time keeps live peers open
   ws_.set_option(timeouts);
-  ws_.set_option(websocket::stream_base::decorator(
-    [](websocket::response_type& res) { res.set(beast::http::field::server, "fencelock"); }));
+  ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
+    res.set(beast::http::field::server, "fencelock");
+    if (res.result() != beast::http::status::switching_protocols)
+      as_json_error(res); // a refused handshake speaks the API's error shape too
+  }));
   ws_.read_message_max(cfg.ws_max_frame); // larger: Beast closes with 1009
   ws_.auto_fragment(false);
   ws_.async_accept(req, beast::bind_front_handler(&ws_session::on_accept, shared_from_this()));

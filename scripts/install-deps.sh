@@ -32,6 +32,9 @@ packages=(
   systemd                            # systemd-analyze verify: the unit's test (not run as init)
   chromium                           # the browser of the dashboard test (tests/browser), driven
                                      # headless by playwright-core; it never downloads its own
+  clang-14                           # the compiler of the libFuzzer targets (fuzz/, scripts/fuzz.sh)
+  libclang-rt-14-dev                 # libFuzzer and clang-14's ASan and UBSan runtimes
+  llvm-14                            # llvm-symbolizer: source lines in the fuzzers' crash reports
 )
 
 # Node.js and npm run the dashboard test, which installs playwright-core with `npm ci` from its

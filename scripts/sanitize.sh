@@ -1,16 +1,55 @@
 #!/usr/bin/env bash
-# The sanitizer job, kept lean: builds only the code whose concurrency the sanitizer is for,
-# into its own build directory, and runs it.
-#   - ThreadSanitizer over the fence guard, whose callers are concurrent resource handlers
-#     (tests/unit/fence_guard_test.cpp starts threads on purpose).
-# Actors and sockets stay out: CAF's and Asio's internals make TSan builds of them slow and
-# noisy without telling us more than the integration tests do.
+# The sanitizer job (docs/reliability.md), apart from the Release build and kept lean: Debug
+# builds of the tests only (no benchmarks), each in its own build directory.
+#
+#   1. AddressSanitizer + UndefinedBehaviorSanitizer: every unit and integration test, the
+#      server binary they start included.
+#   2. ThreadSanitizer: the tests whose code runs on several threads: the fence guard's, and the
+#      integration tests of the actors, the HTTP/WebSocket front end and the client library.
+#
+# Any report fails the job (halt_on_error). Suppressions live in scripts/sanitizers/, each with
+# the reason it is there.
+#
+#   scripts/sanitize.sh [asan|tsan]...      (default: both)
 set -euo pipefail
 
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
+here=$PWD
+jobs=("$@")
+((${#jobs[@]} > 0)) || jobs=(asan tsan)
 
-cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFENCELOCK_SANITIZE=thread \
-  -DFENCELOCK_BUILD_TESTS=ON -DFENCELOCK_BUILD_BENCH=OFF >/dev/null
-cmake --build build-tsan -j"$(nproc)" --target fencelock_fence_tests
-# halt_on_error: any report fails the job, not just a crash.
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/tests/fencelock_fence_tests
+# What the integration tests run besides their own binary.
+programs=(fencelock fencelock_embed_example fencelock_fenced_store fencelock_test_holder)
+
+build() { # <dir> <sanitizers> <targets...>
+  local dir=$1 sanitizers=$2
+  shift 2
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 \
+    -DFENCELOCK_SANITIZE="$sanitizers" -DFENCELOCK_BUILD_TESTS=ON -DFENCELOCK_BUILD_BENCH=OFF \
+    >/dev/null
+  cmake --build "$dir" -j"$(nproc)" --target "$@"
+}
+
+for job in "${jobs[@]}"; do
+  case "$job" in
+    asan)
+      build build-asan address,undefined fencelock_unit_tests fencelock_integration_tests \
+        "${programs[@]}"
+      export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1"
+      export LSAN_OPTIONS="suppressions=$here/scripts/sanitizers/lsan.supp:print_suppressions=0"
+      export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$here/scripts/sanitizers/ubsan.supp"
+      # Sanitized code runs a few times slower: generous timeouts, never assertions on speed.
+      ctest --test-dir build-asan --output-on-failure -j2 --timeout 900 -R '^(unit|integration)\.'
+      ;;
+    tsan)
+      build build-tsan thread fencelock_fence_tests fencelock_integration_tests "${programs[@]}"
+      export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$here/scripts/sanitizers/tsan.supp"
+      build-tsan/tests/fencelock_fence_tests
+      ctest --test-dir build-tsan --output-on-failure -j2 --timeout 900 -R '^integration\.'
+      ;;
+    *)
+      echo "usage: scripts/sanitize.sh [asan|tsan]..." >&2
+      exit 64
+      ;;
+  esac
+done

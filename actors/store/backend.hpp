@@ -69,6 +69,9 @@ struct store_answer {
   /// lost, from expire: the store lost the lease before its deadline (a Redis that restarted
   /// without its data), so no write of any instance ended it.
   bool store_lost = false;
+  /// granted: the token of the lease this grant replaced in the store, ended before or by it
+  /// (0 = the store had none). A lease the lock actor watched that is not this one was lost.
+  uint64_t replaced = 0;
 };
 
 /// A backend's answer to a read (status, check).

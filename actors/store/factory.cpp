@@ -18,14 +18,14 @@ caf::expected<std::shared_ptr<store_runtime>> make_embedded(
   auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                   std::chrono::steady_clock::now().time_since_epoch())
                   .count();
-  auto opened = sqlite_store::open(cfg.data_dir, current_boot_id(), now_ns,
-                                  cfg.max_released_records);
+  auto opened = sqlite_store::open(cfg.data_dir, current_boot_id(), now_ns);
   if (!opened)
     return std::move(opened.error());
   embedded_settings settings;
   settings.clock = clock;
   settings.fence_block = cfg.fence_block;
   settings.watch_stalls = cfg.stall_threshold_ms > 0;
+  settings.released_kept = cfg.max_released_records;
   // SQLite blocks on fsync: its actor gets a thread of its own, off the scheduler.
   settings.detached = true;
   auto store = embedded_store::make(sys, std::shared_ptr<lease_store>{std::move(*opened)}, settings,

@@ -78,6 +78,9 @@ struct config {
   uint32_t shed_acquires_at = 512;
   /// Requests in progress from which status, check, list and subscribe are shed too.
   uint32_t shed_reads_at = 1'024;
+  /// Reads in progress (status, check, list, subscribe snapshots) from which further reads are
+  /// shed, whatever else is in progress: reads have a budget of their own.
+  uint32_t max_reads_in_flight = 128;
   /// Requests in progress from which everything is refused, renewals included: the memory bound.
   uint32_t max_in_flight = 8'192;
   /// Waiting acquires over all locks before further ones get 429 too_many_waiters.

@@ -30,6 +30,9 @@ enum class errc : uint8_t {
   /// The service could not complete the request (an internal timeout or failure); nothing was
   /// granted or changed that the caller was told about. Retry later.
   unavailable,
+  /// The client went away before its answer (a closed connection or socket): its waiting
+  /// acquire was withdrawn, or its grant undone. Logged and counted; no client reads it.
+  cancelled,
 };
 
 /// Returns the wire code of `x`, e.g. "lease_lost".
@@ -39,6 +42,7 @@ const char* to_string(errc x) noexcept;
 inline constexpr errc all_errc[] = {
   errc::invalid_request, errc::lock_held,   errc::lease_lost,    errc::too_many_waiters,
   errc::overloaded,      errc::store_unavailable, errc::shutting_down, errc::unavailable,
+  errc::cancelled,
 };
 
 /// Returns the errc carried by `err`, or nothing when `err` is not a fencelock error.

@@ -28,9 +28,9 @@ using registry_actor = caf::typed_actor<
   caf::reacts_to<cancel_atom, std::string, uint64_t>,
   /// Internal: a lock actor reports that it is idle after `seen` routed messages.
   caf::reacts_to<idle_atom, std::string, uint64_t>,
-  /// Internal (a shared store's event source): the lease of lock `name` ended, so its waiters
-  /// on this instance try again.
-  caf::reacts_to<wake_atom, std::string>,
+  /// Internal (a shared store's event source): lease `token` of lock `name` started (`ended`
+  /// false) or ended, on any instance; the lock's actor here, if any, takes it in.
+  caf::reacts_to<heard_atom, std::string, uint64_t, bool>,
   /// Internal (a shared store's event source, back after an outage): every lock looks again.
   caf::reacts_to<resync_atom>,
   /// Internal: the service drains; every lock actor answers its waiters shutting_down.

@@ -28,8 +28,8 @@ FENCELOCK_ATOM(check, "flcheck");
 // Internal: registry <-> lock actor.
 FENCELOCK_ATOM(idle, "flidle");
 FENCELOCK_ATOM(retire, "flretire");
-/// A lock's lease ended elsewhere (a shared store): its waiters try again.
-FENCELOCK_ATOM(wake, "flwake");
+/// A shared store's event source heard a lease start or end (on any instance).
+FENCELOCK_ATOM(heard, "flheard");
 /// A shared store's event source is back after an outage: every lock looks again.
 FENCELOCK_ATOM(resync, "flresync");
 /// The service drains (shutdown): waiters are answered shutting_down, no new ones queue.

@@ -320,3 +320,54 @@ TEST_CASE("configured_bounds_apply", "[integration]") {
   auto r = require_lease(api.renew("b", "o", l.token, 5000));
   CHECK(r.ttl_ms == 5000);
 }
+
+namespace {
+
+/// Sends `request` raw and returns the response; fails the test when there is none.
+http_response raw_exchange(uint16_t port, const std::string& request) {
+  raw_connection conn{port, std::chrono::seconds{10}};
+  REQUIRE_FALSE(conn.send(request));
+  auto res = conn.read_response();
+  REQUIRE(res);
+  return *res;
+}
+
+std::string upgrade_request(std::string_view key, std::string_view version) {
+  std::string out = "GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\n"
+                    "Upgrade: websocket\r\n";
+  if (!key.empty())
+    out += "Sec-WebSocket-Key: " + std::string{key} + "\r\n";
+  out += "Sec-WebSocket-Version: " + std::string{version} + "\r\n\r\n";
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("websocket_handshake_errors_speak_json_like_every_other_error", "[integration]") {
+  temp_dir dir;
+  server_process server{dir.str()};
+  SECTION("no key") {
+    auto res = raw_exchange(server.port(), upgrade_request("", "13"));
+    CHECK(res.status == 400);
+    CHECK(res.json->at("error").as_string() == "invalid_request");
+    CHECK(res.header("content-type") == "application/json");
+  }
+  SECTION("another protocol version") {
+    auto res = raw_exchange(server.port(), upgrade_request("dGhlIHNhbXBsZSBub25jZQ==", "8"));
+    CHECK(res.status == 426);
+    CHECK(res.json->at("error").as_string() == "invalid_request");
+    CHECK(res.header("sec-websocket-version") == "13");
+  }
+  SECTION("no upgrade at all") {
+    auto res = raw_exchange(server.port(), raw_request("GET", "/v1/ws"));
+    CHECK(res.status == 426);
+    CHECK(res.json->at("error").as_string() == "invalid_request");
+    CHECK(res.header("upgrade") == "websocket");
+  }
+  SECTION("another method") {
+    auto res = raw_exchange(server.port(), raw_request("POST", "/v1/ws", std::string{"{}"}));
+    CHECK(res.status == 405);
+    CHECK(res.header("allow") == "GET");
+    CHECK(res.json->at("error").as_string() == "method_not_allowed");
+  }
+}

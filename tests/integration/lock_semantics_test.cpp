@@ -164,7 +164,7 @@ TEMPLATE_TEST_CASE("a cancelled waiter is never granted", "[semantics]", embedde
   auto a = value_of(lab.acquire("a", "alice", 60'000));
   auto b = lab.acquire("a", "bob", 60'000, 50'000, 77);
   lab.cancel("a", 77);
-  CHECK(code_of(b) == errc::unavailable);
+  CHECK(code_of(b) == errc::cancelled);
   lab.release("a", "alice", a.token);
   CHECK_FALSE(lab.status("a").held);
 }
@@ -255,7 +255,7 @@ TEMPLATE_TEST_CASE("a request on a free lock leaves no actor behind", "[semantic
     CHECK(code_of(waiter) == errc::lock_held);
     auto cancelled = lab.acquire("held", "carol", 1000, 50'000, 9000 + round);
     lab.cancel("held", 9000 + static_cast<uint64_t>(round));
-    CHECK(code_of(cancelled) == errc::unavailable);
+    CHECK(code_of(cancelled) == errc::cancelled);
     auto taken = value_of(lab.acquire(n("taken"), "a", 60'000)); // acquired, then released
     note();
     lab.release(n("taken"), "a", taken.token);

@@ -13,6 +13,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "integration/checks.hpp"
 #include "support/http_client.hpp"
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
@@ -319,4 +320,71 @@ TEST_CASE("locks_beyond_max_locks_are_refused_503_and_held_ones_keep_working",
   // A released lock's actor retires, and its slot serves a new name.
   CHECK(api.release("cap:0", "w", tokens[0]).status == 200);
   CHECK(eventually([&] { return api.acquire("cap:3", "w", 60'000, 0).status == 200; }, 10s));
+}
+
+TEST_CASE("a read flood is shed and never costs a renewing holder its lease",
+          "[integration][overload]") {
+  // Issue 12: lists and subscribe snapshots of every lock, from many connections at once, while
+  // a holder renews a short lease. Reads have a budget of their own (max-reads-in-flight), and
+  // they are served from memory, never in front of the store's commits.
+  temp_dir dir;
+  server_process server{dir.str(), {"--max-reads-in-flight", "8", "--log-level", "warn"}};
+  lock_client api{server.port()};
+  for (int i = 0; i < 500; ++i)
+    require_lease(api.acquire("many:" + std::to_string(i), "filler", 600'000, 0));
+
+  constexpr int64_t ttl_ms = 2'000;
+  auto held = require_lease(api.acquire("renewed", "holder", ttl_ms, 0));
+  std::atomic<bool> stop{false};
+  std::atomic<long> renewals{0};
+  std::atomic<long> failed_renewals{0};
+  std::atomic<long> reads_ok{0};
+  std::atomic<long> reads_shed{0};
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] {
+    lock_client c{server.port()};
+    while (!stop) {
+      std::this_thread::sleep_for(std::chrono::milliseconds{ttl_ms / 4});
+      auto r = c.renew("renewed", "holder", held.token);
+      (r.status == 200 ? renewals : failed_renewals)++;
+    }
+  });
+  for (int w = 0; w < 16; ++w) {
+    threads.emplace_back([&, w] {
+      http_client c{server.port(), {.timeout = 30s, .keep_alive = true}};
+      while (!stop) {
+        auto r = c.try_request("GET", "/v1/locks?limit=1000");
+        if (r && r.response.status == 200)
+          ++reads_ok;
+        else if (r && r.response.status == 503)
+          ++reads_shed;
+      }
+      (void)w;
+    });
+  }
+  for (int w = 0; w < 4; ++w) {
+    threads.emplace_back([&] {
+      while (!stop) {
+        ws_client ws{server.port()};
+        for (int64_t id = 0; id < 20 && !stop; ++id) {
+          ws.send({{"id", id}, {"op", "subscribe"}, {"prefix", ""}});
+          if (auto answer = ws.answer_to(id, 30s); answer && answer->at("type") == "reply")
+            ws.send({{"id", 1000 + id},
+                     {"op", "unsubscribe"},
+                     {"subscription", answer->at("result").at("subscription")}});
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(5s);
+  stop = true;
+  for (auto& t : threads)
+    t.join();
+  INFO("renewals " << renewals << ", failed " << failed_renewals << ", reads " << reads_ok
+                   << ", shed " << reads_shed);
+  CHECK(failed_renewals == 0);
+  CHECK(renewals >= 5);
+  CHECK(reads_ok > 0);
+  CHECK(reads_shed > 0); // the flood went past the read budget, and was shed
+  CHECK(api.renew("renewed", "holder", held.token).status == 200);
 }

@@ -115,3 +115,58 @@ TEST_CASE("closed_waiter_does_not_block_later_waiters", "[integration]") {
   CHECK(st.owner == "live");
   CHECK(st.token == l.token);
 }
+
+namespace {
+
+/// Sends `request` on a fresh connection and closes it at once: a client that goes away right
+/// after asking, before the server can have answered (FIN, or RST when `abortive`).
+void send_and_vanish(uint16_t port, const std::string& request, bool abortive) {
+  raw_connection conn{port, 30s};
+  REQUIRE_FALSE(conn.send(request));
+  if (abortive)
+    conn.reset();
+  else
+    conn.close();
+}
+
+} // namespace
+
+TEST_CASE("an acquire whose client vanished at once is not left granted", "[integration]") {
+  // The server may see the close before the acquire has reached the lock: whichever comes
+  // first, the lock must end up free, not held for the ghost's whole TTL.
+  temp_dir dir;
+  store_under_test store{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("store: " << store.kind());
+  server_process server{dir.str(), store.server_args()};
+  lock_client api{server.port()};
+  for (int i = 0; i < 40; ++i) {
+    auto body = R"({"owner":"ghost","ttlMs":600000})";
+    send_and_vanish(server.port(), raw_request("POST", "/v1/locks/ghost:" + std::to_string(i) + "/acquire", body),
+                    i % 2 == 1);
+  }
+  for (int i = 0; i < 40; ++i) {
+    auto name = "ghost:" + std::to_string(i);
+    INFO(name);
+    CHECK(eventually([&] { return !api.status_of(name).held; }, 15s));
+  }
+}
+
+TEST_CASE("a waiter whose client vanished at once is never handed the lock", "[integration]") {
+  temp_dir dir;
+  store_under_test store{GENERATE(as<std::string>{}, "embedded", "redis")};
+  INFO("store: " << store.kind());
+  server_process server{dir.str(), store.server_args()};
+  lock_client api{server.port()};
+  const std::string lock = "queue:ghosts";
+  auto holder = require_lease(api.acquire(lock, "holder", 60'000, 0));
+  for (int i = 0; i < 10; ++i)
+    send_and_vanish(server.port(),
+                    raw_request("POST", "/v1/locks/" + lock + "/acquire",
+                                R"({"owner":"ghost","ttlMs":600000,"waitMs":120000})"),
+                    i % 2 == 1);
+  REQUIRE(eventually([&] { return api.status_of(lock).waiters == 0u; }, 15s));
+  REQUIRE(api.release(lock, "holder", holder.token).status == 200);
+  CHECK(eventually([&] { return !api.status_of(lock).held; }, 15s));
+  auto next = require_lease(api.acquire(lock, "next", 10'000, 0));
+  CHECK(next.owner == "next");
+}

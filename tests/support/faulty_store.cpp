@@ -35,26 +35,16 @@ caf::error faulty_store::take(call which) {
                          "injected failure of call " + std::to_string(number));
 }
 
-caf::expected<stored_lock> faulty_store::load(const std::string& name) {
+caf::expected<std::vector<stored_lock>> faulty_store::load_all() {
   if (auto err = take(call::load))
     return err;
-  return inner_->load(name);
+  return inner_->load_all();
 }
 
 caf::error faulty_store::commit(const store_batch& batch) {
   if (auto err = take(call::commit))
     return err;
   return inner_->commit(batch);
-}
-
-caf::expected<std::vector<stored_lock>> faulty_store::list_held(const list_request& req) {
-  if (auto err = take(call::list))
-    return err;
-  return inner_->list_held(req);
-}
-
-caf::expected<std::vector<std::string>> faulty_store::held_names() {
-  return inner_->held_names();
 }
 
 caf::expected<uint64_t> faulty_store::fence_floor() {

@@ -15,7 +15,7 @@ namespace fencelock {
 class faulty_store : public lease_store {
 public:
   /// The calls that can be made to fail.
-  enum class call : uint8_t { load, commit, list };
+  enum class call : uint8_t { load, commit };
 
   explicit faulty_store(std::shared_ptr<lease_store> inner) : inner_(std::move(inner)) {
   }
@@ -30,10 +30,8 @@ public:
   /// Returns how many `which` calls were made, failed ones included.
   uint64_t calls(call which) const;
 
-  caf::expected<stored_lock> load(const std::string& name) override;
+  caf::expected<std::vector<stored_lock>> load_all() override;
   caf::error commit(const store_batch& batch) override;
-  caf::expected<std::vector<stored_lock>> list_held(const list_request& req) override;
-  caf::expected<std::vector<std::string>> held_names() override;
   caf::expected<uint64_t> fence_floor() override;
 
 private:
@@ -48,7 +46,7 @@ private:
 
   std::shared_ptr<lease_store> inner_;
   mutable std::mutex mtx_; // the store actor calls from its thread, tests from theirs
-  std::array<plan, 3> plans_{};
+  std::array<plan, 2> plans_{};
 };
 
 } // namespace fencelock

@@ -320,6 +320,16 @@ void raw_connection::close() {
   }
 }
 
+void raw_connection::reset() {
+  error_code ignored;
+  auto& sock = impl_->stream.socket();
+  if (sock.is_open()) {
+    // SO_LINGER with a zero timeout: close() sends RST instead of FIN.
+    sock.set_option(asio::socket_base::linger{true, 0}, ignored);
+    sock.close(ignored);
+  }
+}
+
 // -- helpers ------------------------------------------------------------------------------------
 
 std::string raw_request(std::string_view method, std::string_view target,

@@ -140,6 +140,9 @@ public:
   /// Closes the socket; later calls fail.
   void close();
 
+  /// Aborts the connection: the peer gets a reset (RST), not an orderly close.
+  void reset();
+
 private:
   struct impl;
   std::unique_ptr<impl> impl_;

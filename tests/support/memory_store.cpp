@@ -6,7 +6,15 @@
 
 namespace fencelock {
 
-caf::expected<stored_lock> memory_store::load(const std::string& name) {
+caf::expected<std::vector<stored_lock>> memory_store::load_all() {
+  std::lock_guard guard{mtx_};
+  std::vector<stored_lock> result;
+  for (const auto& [name, rec] : locks_)
+    result.push_back(rec);
+  return result;
+}
+
+stored_lock memory_store::record(const std::string& name) const {
   std::lock_guard guard{mtx_};
   if (auto i = locks_.find(name); i != locks_.end())
     return i->second;
@@ -19,35 +27,14 @@ caf::error memory_store::commit(const store_batch& batch) {
   std::lock_guard guard{mtx_};
   for (const auto& x : batch.locks)
     locks_[x.name] = x;
+  if (batch.prune_released_through != 0)
+    std::erase_if(locks_, [&](const auto& kv) {
+      return !kv.second.held && kv.second.released_seq <= batch.prune_released_through;
+    });
   if (batch.fence_ceiling != 0)
     fence_ceiling_ = batch.fence_ceiling; // lower too, as SQLite: see store_batch
   ++commits_;
   return caf::none;
-}
-
-caf::expected<std::vector<stored_lock>> memory_store::list_held(const list_request& req) {
-  std::lock_guard guard{mtx_};
-  std::vector<stored_lock> result;
-  for (auto i = locks_.upper_bound(req.cursor); i != locks_.end() && result.size() < req.limit;
-       ++i) {
-    if (i->first.compare(0, req.prefix.size(), req.prefix) != 0) {
-      if (i->first > req.prefix)
-        break; // past every name with this prefix
-      continue;
-    }
-    if (i->second.held)
-      result.push_back(i->second);
-  }
-  return result;
-}
-
-caf::expected<std::vector<std::string>> memory_store::held_names() {
-  std::lock_guard guard{mtx_};
-  std::vector<std::string> result;
-  for (const auto& [name, rec] : locks_)
-    if (rec.held)
-      result.push_back(name);
-  return result;
 }
 
 caf::expected<uint64_t> memory_store::fence_floor() {

@@ -13,11 +13,12 @@ namespace fencelock {
 
 class memory_store : public lease_store {
 public:
-  caf::expected<stored_lock> load(const std::string& name) override;
+  caf::expected<std::vector<stored_lock>> load_all() override;
   caf::error commit(const store_batch& batch) override;
-  caf::expected<std::vector<stored_lock>> list_held(const list_request& req) override;
-  caf::expected<std::vector<std::string>> held_names() override;
   caf::expected<uint64_t> fence_floor() override;
+
+  /// Returns the record of `name` as stored (held=false for an unknown name; for tests).
+  stored_lock record(const std::string& name) const;
 
   /// Returns the durable fence ceiling (for tests).
   uint64_t fence_ceiling() const;

@@ -49,7 +49,7 @@ TEST_CASE("a lease ends at its deadline and is never revived", "[actors]") {
   CHECK(code_of(f.renew("a", "alice", l.token)) == errc::lease_lost);
   CHECK(code_of(f.release("a", "alice", l.token)) == errc::lease_lost);
   // The record in the store says free too.
-  CHECK_FALSE(f.store->load("a")->held);
+  CHECK_FALSE(std::static_pointer_cast<memory_store>(f.store)->record("a").held);
   // The former holder acquiring again gets a new, higher token.
   auto again = f.acquire("a", "alice", 1000)->value().value();
   CHECK(again.token > l.token);
@@ -193,11 +193,17 @@ TEST_CASE("store failures fail closed", "[actors]") {
   CHECK(code_of(f.renew("a", "alice", l.token)) == errc::store_unavailable);
   CHECK(code_of(f.release("a", "alice", l.token)) == errc::store_unavailable);
   CHECK(f.status("a").held);
-  // An expiry that cannot be recorded leaves the lock unavailable to others, not granted.
+  // An expiry that cannot be recorded leaves the lock unavailable to others, not granted, and
+  // every answer about it says so alike: not "free", not "held by nobody".
   f.advance(1000);
   CHECK(code_of(f.acquire("a", "bob", 1000)) == errc::store_unavailable);
+  CHECK(code_of(f.status_of("a")) == errc::store_unavailable);
+  CHECK(code_of(f.check("a", l.token)) == errc::store_unavailable);
+  CHECK_FALSE(f.runtime->ready()); // /readyz answers 503
   faulty->heal();
   f.advance(1000); // the expiry is retried
+  CHECK(f.runtime->ready());
+  CHECK_FALSE(f.status("a").held);
   auto next = f.acquire("a", "bob", 1000);
   REQUIRE(next->value());
   CHECK(next->value()->token > l.token);

@@ -2,6 +2,7 @@
 // the scrape is the Prometheus text format. No sockets.
 
 #define CATCH_CONFIG_ENABLE_OPTIONAL_STRINGMAKER
+#include "actors/admission.hpp"
 #include "support/lab.hpp"
 #include <catch2/catch.hpp>
 
@@ -126,4 +127,17 @@ TEST_CASE("process metrics come from /proc/<pid>/stat", "[metrics]") {
   auto bare = fencelock::net::process_metrics_text(std::nullopt, "1.2.3", "abc");
   CHECK_FALSE(sample(bare, "process_open_fds"));
   CHECK(sample(bare, R"(fencelock_build_info{version="1.2.3",commit="abc"})") == 1.0);
+}
+
+TEST_CASE("reads have a budget of their own", "[overload]") {
+  fencelock::config cfg;
+  cfg.max_reads_in_flight = 2;
+  fencelock::service_core core{cfg};
+  core.in_flight = 2;
+  core.reads_in_flight = 2;
+  CHECK(fencelock::shed(core, fencelock::call_class::read));
+  CHECK_FALSE(fencelock::shed(core, fencelock::call_class::lease));
+  CHECK_FALSE(fencelock::shed(core, fencelock::call_class::acquire));
+  core.reads_in_flight = 1;
+  CHECK_FALSE(fencelock::shed(core, fencelock::call_class::read));
 }

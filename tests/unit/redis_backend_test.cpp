@@ -119,3 +119,58 @@ TEST_CASE("a grant whose answer never reached its client is undone with cause un
   CHECK(t.model->ends == std::vector<std::string>{"L:" + std::to_string(a) + ":undelivered"});
   CHECK_FALSE(t.model->locks["L"].held);
 }
+
+namespace {
+
+/// Watches lease `token` of lock `name` on the lab's event hub, as a holder's socket does;
+/// returns where the end lands.
+std::shared_ptr<std::vector<lock_event>> watch_end(model_lab& t, const std::string& name,
+                                                    uint64_t token) {
+  auto ends = std::make_shared<std::vector<lock_event>>();
+  auto id = t.events->watch_lease(name, [ends](const lock_event& ev) { ends->push_back(ev); });
+  t.events->bind_lease_watch(id, token);
+  return ends;
+}
+
+} // namespace
+
+TEST_CASE("a lease the store lost and another instance granted again is reported store_lost",
+          "[unit][redis]") {
+  model_lab t;
+  auto a = token_of(t.acquire_at(0, "L", "alice", 30'000));
+  auto ends = watch_end(t, "L", a);
+  t.model->locks.clear(); // FLUSHALL, or a restart without data that nobody noticed
+  auto b = token_of(t.acquire_at(1, "L", "bob", 30'000));
+  CHECK(b > a);
+  // Instance 0 heard the new lease start without having heard its own end: at once, not at
+  // alice's deadline.
+  REQUIRE(ends->size() == 1);
+  CHECK(ends->front().cause == lease_end_cause::store_lost);
+  CHECK(ends->front().token == a);
+}
+
+TEST_CASE("a lease the store lost and this instance granted again is reported store_lost",
+          "[unit][redis]") {
+  model_lab t;
+  t.model->channel = false; // only the grant's answer can tell
+  auto a = token_of(t.acquire_at(0, "L", "alice", 30'000));
+  auto ends = watch_end(t, "L", a);
+  t.model->locks.clear();
+  auto b = token_of(t.acquire_at(0, "L", "bob", 30'000));
+  CHECK(b > a);
+  REQUIRE(ends->size() == 1);
+  CHECK(ends->front().cause == lease_end_cause::store_lost);
+}
+
+TEST_CASE("a lease that ended by a script is never reported store_lost", "[unit][redis]") {
+  model_lab t;
+  auto a = token_of(t.acquire_at(0, "L", "alice", 1'000));
+  auto ends = watch_end(t, "L", a);
+  t.advance(1'002); // instance 0 ends it at its deadline
+  token_of(t.acquire_at(1, "L", "bob", 30'000));
+  auto a2 = token_of(t.acquire_at(0, "M", "alice", 30'000));
+  t.ask_instance<bool>(0, release_atom_v, release_request{"M", "alice", a2, false});
+  token_of(t.acquire_at(1, "M", "bob", 30'000));
+  for (auto& ev : *ends)
+    CHECK(ev.cause != lease_end_cause::store_lost);
+}

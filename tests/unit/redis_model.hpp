@@ -78,7 +78,7 @@ inline redis_store_actor::behavior_type fake_redis(redis_store_actor::pointer se
     m->ends.push_back(name + ":" + std::to_string(r.token) + ":" + cause);
     if (m->channel)
       for (auto& reg : m->instances)
-        caf::anon_send(reg, wake_atom_v, name);
+        caf::anon_send(reg, heard_atom_v, name, r.token, true);
   };
   auto settle = [=](const std::string& name) {
     auto i = m->locks.find(name);
@@ -114,9 +114,15 @@ inline redis_store_actor::behavior_type fake_redis(redis_store_actor::pointer se
           return answer("refreshed", r);
         }
         settle(req.name);
+        auto replaced = r.token; // 0 when the store has no record (never, or lost)
         r = {req.owner, ++m->counter, req.ttl_ms, now + std::chrono::milliseconds{req.ttl_ms},
              0,         true};
-        return answer("granted", r);
+        if (m->channel)
+          for (auto& reg : m->instances)
+            caf::anon_send(reg, heard_atom_v, req.name, r.token, false);
+        auto out = answer("granted", r);
+        out.replaced = replaced;
+        return out;
       });
     },
     [=](renew_atom, const renew_request& req) {

@@ -118,6 +118,21 @@ TEST_CASE("script_answers_decode_into_leases", "[unit][redis]") {
   CHECK_FALSE(decode_lease(array({str("ok"), str("w1"), str("1"), str("1"), str("1"), str("0")}),
                            why)); // a field short
   CHECK_FALSE(decode_lease(str("ok"), why));
+  // Numbers no script answers are malformed rather than a lease: the backend's deadline
+  // arithmetic on them would overflow (found by fuzz/fuzz_redis_reply.cpp).
+  CHECK_FALSE(decode_lease(array({str("ok"), str("w1"), str("1"), str("1"),
+                                  str("9223372036854775807"), str("0"), str("5")}),
+                           why));
+  CHECK(why == "malformed lease reply");
+  CHECK_FALSE(decode_lease(array({str("ok"), str("w1"), str("9007199254740992"), str("1"),
+                                  str("1"), str("0"), str("5")}),
+                           why));
+  CHECK_FALSE(decode_lease(array({array({})}), why));
+  value empty_error;
+  empty_error.type = value::kind::error;
+  why.clear();
+  CHECK_FALSE(decode_lease(empty_error, why));
+  CHECK_FALSE(why.empty());
 
   auto listed = decode_list(array({str("a"), str("w1"), str("5"), str("100"), str("90"), str("3"),
                                    str("1000"), str("b"), str("w2"), str("6"), str("100"), str("10"),
@@ -159,4 +174,11 @@ TEST_CASE("published_events_parse_into_lock_events", "[unit][redis]") {
     R"({"kind":"stolen","name":"a","owner":"w","token":"7","revision":"0","expires_at_ms":"1","at_ms":"1"})"));
   CHECK_FALSE(parse_store_event(
     R"({"kind":"released","name":"a","owner":"w","token":"7","revision":"1","expires_at_ms":"1","at_ms":"1"})"));
+  // A kind and a cause that no script pairs: a holder would miss its lease_lost.
+  CHECK_FALSE(parse_store_event(
+    R"({"kind":"expired","name":"a","owner":"w","token":"7","revision":"1","expires_at_ms":"1",)"
+    R"("at_ms":"1","cause":"released"})"));
+  CHECK_FALSE(parse_store_event(
+    R"({"kind":"released","name":"a","owner":"w","token":"7","revision":"1","expires_at_ms":"1",)"
+    R"("at_ms":"1","cause":"expired"})"));
 }

@@ -48,7 +48,7 @@ struct bench {
         [counter](expire_atom, uint64_t) { ++*counter; },
         [](wait_timeout_atom, uint64_t) {},
         [self](retire_atom) { self->quit(); },
-        [](wake_atom) {},
+        [](heard_atom, uint64_t, bool) {},
         [](resync_atom) {},
         [](drain_atom) {},
         [](watch_atom, std::string&, uint64_t, int64_t, int64_t) {},

@@ -6,6 +6,7 @@
 #include "actors/event_hub.hpp"
 #include "actors/fence_issuer.hpp"
 #include "actors/store/embedded/lock_record.hpp"
+#include "fencelock/errc.hpp"
 
 namespace fencelock {
 
@@ -45,16 +46,12 @@ public:
   embedded_backend(env_ptr env, std::string name) : env_(std::move(env)), name_(std::move(name)) {
   }
 
-  void load(lock_self self, reply<lock_view> done) override {
-    self->request(env_->store, env_->timeout, load_atom_v, name_)
-      .await(
-        [this, done](stored_lock& rec) {
-          rec_ = lock_record::from_stored(rec, env_->clock);
-          // The lease as stored, even past its deadline: the lock actor arms its expiry, which
-          // then fires at once.
-          done(lock_view{rec_.holder, rec_.last_token});
-        },
-        [done](caf::error& err) { done(std::move(err)); });
+  void load(lock_self, reply<lock_view> done) override {
+    // The table has every durable record: no trip to the store (and its disk).
+    rec_ = lock_record::from_stored(env_->table->find(name_), env_->clock);
+    // The lease as stored, even past its deadline: the lock actor arms its expiry, which then
+    // fires at once.
+    done(lock_view{rec_.holder, rec_.last_token});
   }
 
   void acquire(lock_self self, const acquire_request& req, reply<store_answer> done) override {
@@ -73,7 +70,9 @@ public:
           commit(self, next, false, [next, settled, done](caf::error err) {
             if (err)
               return done(std::move(err));
-            done(store_answer{verdict::granted, next, settled});
+            store_answer out{verdict::granted, next, settled};
+            out.replaced = settled ? settled->token : 0;
+            done(std::move(out));
           });
         },
         [done](caf::error& err) { done(std::move(err)); });
@@ -110,9 +109,16 @@ public:
   }
 
   void read(lock_self self, reply<lock_view> done) override {
+    bool alive = rec_.alive(self->clock().now(), stalls());
+    if (rec_.holder && !alive && !env_->healthy->load()) {
+      // The lease ran out but its end cannot be written: it is neither held nor free on
+      // record. Fail closed, as the acquire that would end it does.
+      return done(caf::make_error(errc::store_unavailable,
+                                  std::string{"the store cannot record the end of this lease"}));
+    }
     lock_view view;
     view.last_token = rec_.last_token;
-    if (rec_.alive(self->clock().now(), stalls()))
+    if (alive)
       view.lease = rec_.holder;
     done(std::move(view));
   }
@@ -184,23 +190,29 @@ caf::expected<std::shared_ptr<embedded_store>> embedded_store::make(
   auto floor = store->fence_floor();
   if (!floor)
     return std::move(floor.error());
-  auto held = store->held_names();
-  if (!held)
-    return std::move(held.error());
+  auto records = store->load_all();
+  if (!records)
+    return std::move(records.error());
+  auto table = std::make_shared<lease_table>(settings.released_kept);
+  table->load(std::move(*records));
   std::shared_ptr<embedded_store> result{new embedded_store};
   result->store_ = store;
-  result->held_ = std::move(*held);
+  result->held_ = table->held_names();
   auto env = std::make_shared<environment>();
+  env->table = table;
   env->store = settings.detached
-                 ? sys.spawn<caf::detached>(store_actor_impl, store, settings.clock,
-                                            result->healthy_, reporter)
-                 : sys.spawn(store_actor_impl, store, settings.clock, result->healthy_, reporter);
+                 ? sys.spawn<caf::detached>(store_actor_impl, store, table, result->healthy_,
+                                            reporter)
+                 : sys.spawn(store_actor_impl, store, table, result->healthy_, reporter);
+  result->lister_ = sys.spawn(table_lister_impl, std::shared_ptr<const lease_table>{table},
+                              settings.clock);
   env->fence = sys.spawn(fence_issuer_impl, env->store, *floor, settings.fence_block);
   env->clock = settings.clock;
   env->timeout = settings.timeout;
   if (settings.watch_stalls)
     env->stalls = std::make_shared<stall_window>();
   env->reporter = reporter;
+  env->healthy = result->healthy_;
   result->env_ = std::move(env);
   result->announcer_ = std::make_shared<local_announcer>(
     std::move(events), std::move(reporter), static_cast<int64_t>(result->held_.size()));
@@ -228,7 +240,7 @@ std::vector<std::string> embedded_store::held_at_start() {
 }
 
 lister_actor embedded_store::lister() const {
-  return caf::actor_cast<lister_actor>(env_->store);
+  return caf::actor_cast<lister_actor>(lister_);
 }
 
 void embedded_store::start(registry_actor) {
@@ -240,7 +252,8 @@ bool embedded_store::ready() const noexcept {
 }
 
 std::vector<caf::actor> embedded_store::actors() const {
-  return {caf::actor_cast<caf::actor>(env_->fence), caf::actor_cast<caf::actor>(env_->store)};
+  return {caf::actor_cast<caf::actor>(lister_), caf::actor_cast<caf::actor>(env_->fence),
+          caf::actor_cast<caf::actor>(env_->store)};
 }
 
 void embedded_store::close() {

@@ -35,6 +35,8 @@ struct embedded_settings {
   bool detached = true;
   /// Whether to watch for stalls of the process (the grace of actors/stall.hpp).
   bool watch_stalls = true;
+  /// Released locks whose records are kept (their lastToken stays readable).
+  uint64_t released_kept = 100'000;
 };
 
 class embedded_store : public store_runtime {
@@ -62,14 +64,23 @@ public:
     return env_->store;
   }
 
+  /// Returns the lease table (for tests).
+  const lease_table& table() const noexcept {
+    return *env_->table;
+  }
+
   /// What every lock's backend shares.
   struct environment {
     store_actor store;
+    /// The store's records in memory: where a lock's record is loaded from.
+    std::shared_ptr<lease_table> table;
     fence_issuer_actor fence;
     clock_mapping clock;
     caf::timespan timeout;
     std::shared_ptr<stall_window> stalls;
     std::shared_ptr<store_reporter> reporter;
+    /// Whether the store's last commit succeeded.
+    std::shared_ptr<std::atomic<bool>> healthy;
   };
 
 private:
@@ -78,6 +89,7 @@ private:
   std::shared_ptr<lease_store> store_;
   std::shared_ptr<environment> env_;
   std::shared_ptr<change_announcer> announcer_;
+  table_lister_actor lister_;
   std::shared_ptr<std::atomic<bool>> healthy_ = std::make_shared<std::atomic<bool>>(true);
   std::vector<std::string> held_;
 };

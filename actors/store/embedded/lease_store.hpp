@@ -1,10 +1,11 @@
 #pragma once
 
-// The one interface every lease store implements. A store keeps, per lock, the holder (owner,
-// token, TTL, deadline on the monotonic clock) and the last token ever granted, plus the fence
-// ceiling: the bound below which the fence issuer may hand out tokens. Stores are plain,
-// synchronous C++ objects; store_actor (store_actor.hpp) wraps one and batches writes (group
-// commit).
+// The one interface every durable lease store implements (SQLite; a memory store in tests). A
+// store keeps, per lock, the holder (owner, token, TTL, deadline on the monotonic clock) and the
+// last token ever granted, plus the fence ceiling: the bound below which the fence issuer may
+// hand out tokens. Stores are plain, synchronous C++ objects, written by the store actor
+// (store_actor.hpp, group commit) and read once, at start-up, into the lease table
+// (lease_table.hpp), which serves every read after that.
 
 #include <cstdint>
 #include <string>
@@ -28,12 +29,14 @@ struct stored_lock {
   int64_t ttl_ms = 0;
   int64_t deadline_ns = 0;
   uint64_t last_token = 0;
+  /// Released records are numbered in release order (the lease table does it); 0 while held.
+  uint64_t released_seq = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, stored_lock& x) {
   return f(caf::meta::type_name("fencelock::stored_lock"), x.name, x.held, x.owner, x.token,
-           x.ttl_ms, x.deadline_ns, x.last_token);
+           x.ttl_ms, x.deadline_ns, x.last_token, x.released_seq);
 }
 
 /// Writes that become durable together, in one transaction.
@@ -42,24 +45,20 @@ struct store_batch {
   /// New fence ceiling, or 0 to leave it unchanged. It may be lower than the stored one: a clean
   /// stop gives back the unused rest of a reserved block (fence_issuer.hpp).
   uint64_t fence_ceiling = 0;
+  /// Deletes the released records numbered up to this (0 = none): they are no longer kept.
+  uint64_t prune_released_through = 0;
 };
 
 class lease_store {
 public:
   virtual ~lease_store() = default;
 
-  /// Returns the record of `name`; an unknown name yields held=false and last_token=0.
-  virtual caf::expected<stored_lock> load(const std::string& name) = 0;
+  /// Returns every record, held and released (at start-up, to fill the lease table).
+  virtual caf::expected<std::vector<stored_lock>> load_all() = 0;
 
-  /// Makes every write in `batch` durable in one transaction (later records of the same name win).
+  /// Makes every write in `batch` durable in one transaction (later records of the same name
+  /// win), and deletes the released records it prunes.
   virtual caf::error commit(const store_batch& batch) = 0;
-
-  /// Returns up to `req.limit` held records whose names start with `req.prefix` and sort after
-  /// `req.cursor`, in name order. Deadlines are not checked here.
-  virtual caf::expected<std::vector<stored_lock>> list_held(const list_request& req) = 0;
-
-  /// Returns the names of all held records (at start-up, to arm their expiry).
-  virtual caf::expected<std::vector<std::string>> held_names() = 0;
 
   /// Returns the lowest token that may be issued next: at or above the durable fence ceiling and
   /// above every stored token.

@@ -4,6 +4,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -15,10 +17,10 @@ namespace fencelock {
 
 namespace {
 
-// Each lock is one row. A released lock keeps its row, so that lastToken survives, until it is
-// among the oldest releases beyond the kept number: then the row is pruned (docs/durability.md).
-// Two partial indexes keep held and released rows apart, so that a list of held locks never
-// reads released rows and pruning finds the oldest releases without a scan.
+// Each lock is one row. A released lock keeps its row, so that lastToken survives, until the
+// lease table prunes it among the oldest releases beyond the kept number (docs/durability.md).
+// The table is read once, at start-up; after that only written. A partial index finds the
+// released rows to prune without a scan.
 constexpr const char* schema = R"(
   CREATE TABLE IF NOT EXISTS locks (
     name         TEXT PRIMARY KEY,
@@ -32,21 +34,11 @@ constexpr const char* schema = R"(
   CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
 )";
 
-// Indexes on columns that stores created before pruning lack: created after migrate().
+// An index on a column that stores created before pruning lack: created after migrate().
 constexpr const char* indexes = R"(
-  CREATE INDEX IF NOT EXISTS locks_held ON locks(name) WHERE owner IS NOT NULL;
+  DROP INDEX IF EXISTS locks_held;
   CREATE INDEX IF NOT EXISTS locks_released ON locks(released_seq) WHERE owner IS NULL;
 )";
-
-/// Returns the least string above every lock name that starts with `prefix` ("\x7f" above
-/// every name: names are ASCII below it).
-std::string prefix_end(const std::string& prefix) {
-  if (prefix.empty())
-    return std::string(1, '\x7f');
-  auto end = prefix;
-  end.back() = static_cast<char>(end.back() + 1);
-  return end;
-}
 
 caf::error store_error(std::string msg) {
   return caf::make_error(errc::store_unavailable, std::move(msg));
@@ -73,7 +65,7 @@ std::string column_text(sqlite3_stmt* stmt, int idx) {
 }
 
 stored_lock read_row(sqlite3_stmt* stmt) {
-  // Columns: name, owner, token, ttl_ms, deadline_ns, last_token.
+  // Columns: name, owner, token, ttl_ms, deadline_ns, last_token, released_seq.
   stored_lock x;
   x.name = column_text(stmt, 0);
   x.held = sqlite3_column_type(stmt, 1) != SQLITE_NULL;
@@ -82,6 +74,7 @@ stored_lock read_row(sqlite3_stmt* stmt) {
   x.ttl_ms = sqlite3_column_int64(stmt, 3);
   x.deadline_ns = sqlite3_column_int64(stmt, 4);
   x.last_token = static_cast<uint64_t>(sqlite3_column_int64(stmt, 5));
+  x.released_seq = static_cast<uint64_t>(sqlite3_column_int64(stmt, 6));
   return x;
 }
 
@@ -95,22 +88,21 @@ std::string current_boot_id() {
 }
 
 caf::expected<std::unique_ptr<sqlite_store>>
-sqlite_store::open(const std::string& data_dir, const std::string& boot_id, int64_t now_ns,
-                   uint64_t released_kept) {
+sqlite_store::open(const std::string& data_dir, const std::string& boot_id, int64_t now_ns) {
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
   if (ec)
     return store_error("data-dir: cannot create " + data_dir + ": " + ec.message());
   std::unique_ptr<sqlite_store> self{new sqlite_store};
-  self->released_kept_ = released_kept;
-  // Two servers on one directory would each hand out the same tokens: refuse the second.
-  auto lock_path = data_dir + "/LOCK";
-  self->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // Two servers on one store would each hand out the same tokens: refuse the second. The lock is
+  // on the database file itself, held for the life of the store: no other file in the
+  // directory can be deleted to get around it, and the kernel drops it when the process dies.
+  auto path = data_dir + "/fencelock.db";
+  self->lock_fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (self->lock_fd_ < 0)
-    return store_error("data-dir: cannot open " + lock_path);
+    return store_error("data-dir: cannot open " + path + ": " + std::strerror(errno));
   if (::flock(self->lock_fd_, LOCK_EX | LOCK_NB) != 0)
     return store_error("data-dir: " + data_dir + " is in use by another fencelock process");
-  auto path = data_dir + "/fencelock.db";
   if (sqlite3_open_v2(path.c_str(), &self->db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr)
       != SQLITE_OK)
@@ -118,15 +110,13 @@ sqlite_store::open(const std::string& data_dir, const std::string& boot_id, int6
   // WAL + synchronous=FULL: every commit is fsynced before it returns.
   if (auto err = self->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"))
     return err;
+  if (auto err = self->check_integrity(path))
+    return err;
   if (auto err = self->exec(schema))
     return err;
   if (auto err = self->migrate())
     return err;
   if (auto err = self->exec(indexes))
-    return err;
-  if (auto err = self->prepare("SELECT name, owner, token, ttl_ms, deadline_ns, last_token "
-                               "FROM locks WHERE name = ?1",
-                               &self->load_))
     return err;
   if (auto err = self->prepare(
         "INSERT INTO locks (name, owner, token, ttl_ms, deadline_ns, last_token, released_seq) "
@@ -137,12 +127,12 @@ sqlite_store::open(const std::string& data_dir, const std::string& boot_id, int6
   if (auto err = self->prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
                                &self->set_meta_))
     return err;
-  if (auto err = self->prepare(list_query, &self->list_))
+  if (auto err = self->prepare("SELECT name, owner, token, ttl_ms, deadline_ns, last_token, "
+                               "coalesce(released_seq, 0) FROM locks",
+                               &self->all_))
     return err;
   if (auto err = self->prepare("DELETE FROM locks WHERE owner IS NULL AND released_seq <= ?1",
                                &self->prune_))
-    return err;
-  if (auto err = self->prepare("SELECT name FROM locks WHERE owner IS NOT NULL", &self->held_))
     return err;
   if (auto err = self->prepare(
         "SELECT max(coalesce((SELECT value FROM meta WHERE key = 'fence_ceiling'), 0), "
@@ -151,16 +141,29 @@ sqlite_store::open(const std::string& data_dir, const std::string& boot_id, int6
     return err;
   if (auto err = self->adopt_boot(boot_id, now_ns))
     return err;
-  sqlite3_stmt* seq = nullptr;
-  if (auto err = self->prepare("SELECT coalesce(max(released_seq), 0) FROM locks", &seq))
-    return err;
-  if (sqlite3_step(seq) == SQLITE_ROW)
-    self->release_seq_ = static_cast<uint64_t>(sqlite3_column_int64(seq, 0));
-  sqlite3_finalize(seq);
-  self->pruned_to_ = self->release_seq_ > released_kept ? self->release_seq_ - released_kept : 0;
-  if (auto err = self->prune())
-    return err;
   return self;
+}
+
+caf::error sqlite_store::check_integrity(const std::string& path) {
+  // A damaged file must stop the server at start, not after it has granted from half a table:
+  // quick_check reads every page once (milliseconds for a large store).
+  sqlite3_stmt* check = nullptr;
+  if (auto err = prepare("PRAGMA quick_check", &check))
+    return store_error("data-dir: " + path + " cannot be read: " + error_message(err)
+                       + " (restore it from a backup, or move it away to start empty: tokens "
+                         "may then repeat, see docs/durability.md)");
+  std::string verdict;
+  int rc = sqlite3_step(check);
+  if (rc == SQLITE_ROW)
+    verdict = column_text(check, 0);
+  else
+    verdict = sqlite3_errmsg(db_);
+  sqlite3_finalize(check);
+  if (verdict == "ok")
+    return caf::none;
+  return store_error("data-dir: " + path + " is damaged (" + verdict
+                     + "); restore it from a backup, or move it away to start empty: tokens may "
+                       "then repeat, see docs/durability.md");
 }
 
 caf::error sqlite_store::migrate() {
@@ -178,17 +181,6 @@ caf::error sqlite_store::migrate() {
               "UPDATE locks SET released_seq = numbered.n FROM (SELECT name, row_number() "
               "OVER (ORDER BY name) AS n FROM locks WHERE owner IS NULL) AS numbered "
               "WHERE locks.name = numbered.name; COMMIT;");
-}
-
-caf::error sqlite_store::prune() {
-  if (release_seq_ <= released_kept_)
-    return caf::none;
-  stmt_guard guard{prune_};
-  sqlite3_bind_int64(prune_, 1, static_cast<int64_t>(release_seq_ - released_kept_));
-  if (sqlite3_step(prune_) != SQLITE_DONE)
-    return fail("prune released records");
-  pruned_to_ = release_seq_ - released_kept_;
-  return caf::none;
 }
 
 caf::error sqlite_store::adopt_boot(const std::string& boot_id, int64_t now_ns) {
@@ -214,29 +206,31 @@ caf::error sqlite_store::adopt_boot(const std::string& boot_id, int64_t now_ns) 
   sqlite3_bind_int64(rebase, 1, now_ns);
   auto rc = sqlite3_step(rebase);
   sqlite3_finalize(rebase);
-  if (rc != SQLITE_DONE) {
+  // The error is read before the rollback, which would reset it to "not an error".
+  auto rollback = [this](const char* what) {
+    auto err = fail(what);
     exec("ROLLBACK");
-    return fail("rebase deadlines");
-  }
+    return err;
+  };
+  if (rc != SQLITE_DONE)
+    return rollback("rebase deadlines");
   {
     stmt_guard guard{set_meta_};
     sqlite3_bind_text(set_meta_, 1, "boot_id", -1, SQLITE_STATIC);
     bind_text(set_meta_, 2, boot_id);
-    if (sqlite3_step(set_meta_) != SQLITE_DONE) {
-      exec("ROLLBACK");
-      return fail("store boot id");
-    }
+    if (sqlite3_step(set_meta_) != SQLITE_DONE)
+      return rollback("store boot id");
   }
   return exec("COMMIT");
 }
 
 sqlite_store::~sqlite_store() {
-  for (auto* stmt : {load_, upsert_, set_meta_, list_, held_, floor_, prune_})
+  for (auto* stmt : {upsert_, set_meta_, all_, floor_, prune_})
     sqlite3_finalize(stmt);
   if (db_)
     sqlite3_close(db_);
   if (lock_fd_ >= 0)
-    ::close(lock_fd_); // releases the flock
+    ::close(lock_fd_); // the flock goes; after sqlite3_close, which never closes this fd
 }
 
 caf::error sqlite_store::exec(const char* sql) {
@@ -260,26 +254,20 @@ caf::error sqlite_store::fail(const char* what) {
                      + (db_ ? sqlite3_errmsg(db_) : "cannot allocate"));
 }
 
-caf::expected<stored_lock> sqlite_store::load(const std::string& name) {
-  stmt_guard guard{load_};
-  bind_text(load_, 1, name);
-  switch (sqlite3_step(load_)) {
-    case SQLITE_ROW:
-      return read_row(load_);
-    case SQLITE_DONE: {
-      stored_lock result;
-      result.name = name;
-      return result;
-    }
-    default:
-      return fail("load");
-  }
+caf::expected<std::vector<stored_lock>> sqlite_store::load_all() {
+  stmt_guard guard{all_};
+  std::vector<stored_lock> result;
+  int rc;
+  while ((rc = sqlite3_step(all_)) == SQLITE_ROW)
+    result.push_back(read_row(all_));
+  if (rc != SQLITE_DONE)
+    return fail("load");
+  return result;
 }
 
 caf::error sqlite_store::commit(const store_batch& batch) {
   if (auto err = exec("BEGIN IMMEDIATE"))
     return err;
-  auto seq = release_seq_;
   auto rollback = [this](const char* what) {
     auto err = fail(what);
     exec("ROLLBACK");
@@ -299,7 +287,7 @@ caf::error sqlite_store::commit(const store_batch& batch) {
     if (x.held)
       sqlite3_bind_null(upsert_, 7);
     else
-      sqlite3_bind_int64(upsert_, 7, static_cast<int64_t>(++seq));
+      sqlite3_bind_int64(upsert_, 7, static_cast<int64_t>(x.released_seq));
     if (sqlite3_step(upsert_) != SQLITE_DONE)
       return rollback("write lock");
   }
@@ -310,39 +298,15 @@ caf::error sqlite_store::commit(const store_batch& batch) {
     if (sqlite3_step(set_meta_) != SQLITE_DONE)
       return rollback("write fence ceiling");
   }
+  if (batch.prune_released_through != 0) {
+    stmt_guard guard{prune_};
+    sqlite3_bind_int64(prune_, 1, static_cast<int64_t>(batch.prune_released_through));
+    if (sqlite3_step(prune_) != SQLITE_DONE)
+      return rollback("prune released records");
+  }
   if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
     return rollback("commit");
-  release_seq_ = seq;
-  // Pruned in steps of a tenth of what is kept, so that most commits do not pay for it.
-  if (release_seq_ > pruned_to_ + released_kept_ + released_kept_ / 10)
-    return prune();
   return caf::none;
-}
-
-caf::expected<std::vector<stored_lock>> sqlite_store::list_held(const list_request& req) {
-  stmt_guard guard{list_};
-  bind_text(list_, 1, req.cursor);
-  bind_text(list_, 2, req.prefix);
-  bind_text(list_, 3, prefix_end(req.prefix));
-  sqlite3_bind_int64(list_, 4, req.limit);
-  std::vector<stored_lock> result;
-  int rc;
-  while ((rc = sqlite3_step(list_)) == SQLITE_ROW)
-    result.push_back(read_row(list_));
-  if (rc != SQLITE_DONE)
-    return fail("list");
-  return result;
-}
-
-caf::expected<std::vector<std::string>> sqlite_store::held_names() {
-  stmt_guard guard{held_};
-  std::vector<std::string> result;
-  int rc;
-  while ((rc = sqlite3_step(held_)) == SQLITE_ROW)
-    result.push_back(column_text(held_, 0));
-  if (rc != SQLITE_DONE)
-    return fail("list held");
-  return result;
 }
 
 caf::expected<uint64_t> sqlite_store::fence_floor() {

@@ -38,21 +38,15 @@ void track_health(self_ptr self, const caf::error& err) {
 } // namespace
 
 store_actor::behavior_type store_actor_impl(self_ptr self, std::shared_ptr<lease_store> store,
-                                            clock_mapping clock,
+                                            std::shared_ptr<lease_table> table,
                                             std::shared_ptr<std::atomic<bool>> healthy,
                                             std::shared_ptr<store_reporter> reporter) {
   auto& st = self->state;
   st.store = std::move(store);
-  st.clock = clock;
+  st.table = std::move(table);
   st.healthy = std::move(healthy);
   st.reporter = std::move(reporter);
   return {
-    [=](load_atom, const std::string& name) -> caf::result<stored_lock> {
-      auto x = self->state.store->load(name);
-      if (!x)
-        return std::move(x.error());
-      return std::move(*x);
-    },
     [=](put_atom, stored_lock& x) -> caf::result<bool> {
       self->state.batch.locks.push_back(std::move(x));
       return enqueue_write(self);
@@ -67,35 +61,15 @@ store_actor::behavior_type store_actor_impl(self_ptr self, std::shared_ptr<lease
       self->state.batch.fence_ceiling = ceiling;
       return enqueue_write(self);
     },
-    [=](list_atom, const list_request& req) -> caf::result<lock_list> {
-      auto& s = self->state;
-      auto recs = s.store->list_held(req);
-      if (!recs)
-        return std::move(recs.error());
-      auto now = to_ns(self->clock().now());
-      lock_list result;
-      for (auto& rec : *recs) {
-        if (rec.deadline_ns <= now)
-          continue; // ended; its actor is cleaning it up
-        lock_status x;
-        x.name = rec.name;
-        x.held = true;
-        x.owner = std::move(rec.owner);
-        x.token = rec.token;
-        x.expires_at_ms = s.clock.to_wall_ms(rec.deadline_ns);
-        x.last_token = rec.last_token;
-        result.locks.push_back(std::move(x));
-      }
-      if (!recs->empty() && recs->size() == req.limit)
-        result.next_cursor = recs->back().name;
-      return result;
-    },
     [=](flush_atom) {
       auto& s = self->state;
       s.flush_scheduled = false;
       auto batch = std::exchange(s.batch, store_batch{});
       auto waiting = std::exchange(s.waiting, {});
+      s.table->prepare(batch);
       auto err = s.store->commit(batch);
+      if (!err)
+        s.table->apply(batch); // before any answer: whoever hears "done" reads it there
       track_health(self, err);
       for (auto& rp : waiting) {
         if (err)
@@ -103,6 +77,33 @@ store_actor::behavior_type store_actor_impl(self_ptr self, std::shared_ptr<lease
         else
           rp.deliver(true);
       }
+    },
+  };
+}
+
+table_lister_actor::behavior_type table_lister_impl(table_lister_actor::pointer self,
+                                                    std::shared_ptr<const lease_table> table,
+                                                    clock_mapping clock) {
+  return {
+    [=](list_atom, const list_request& req) -> lock_list {
+      auto recs = table->list_held(req);
+      auto now = to_ns(self->clock().now());
+      lock_list result;
+      for (auto& rec : recs) {
+        if (rec.deadline_ns <= now)
+          continue; // ended; its actor is cleaning it up
+        lock_status x;
+        x.name = rec.name;
+        x.held = true;
+        x.owner = std::move(rec.owner);
+        x.token = rec.token;
+        x.expires_at_ms = clock.to_wall_ms(rec.deadline_ns);
+        x.last_token = rec.last_token;
+        result.locks.push_back(std::move(x));
+      }
+      if (!recs.empty() && recs.size() == req.limit)
+        result.next_cursor = recs.back().name;
+      return result;
     },
   };
 }

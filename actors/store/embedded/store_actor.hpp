@@ -1,6 +1,8 @@
 #pragma once
 
-// The embedded store's actor: a lease_store (SQLite) on a thread of its own, with group commit.
+// The embedded store's actors: the store actor writes a lease_store (SQLite) on a thread of its
+// own, with group commit, and applies what is durable to the lease table; the lister answers
+// lists from the table, so that reads never queue in front of a commit.
 
 #include <atomic>
 #include <memory>
@@ -14,26 +16,29 @@
 
 #include "actors/clock.hpp"
 #include "actors/store/embedded/lease_store.hpp"
+#include "actors/store/embedded/lease_table.hpp"
 #include "actors/store/reporter.hpp"
 #include "fencelock/messages.hpp"
 
 namespace fencelock {
 
-/// Wraps a lease_store; batches concurrent writes into one durable commit, and lists held locks.
+/// Wraps a lease_store; batches concurrent writes into one durable commit.
 /// reserve raises the fence ceiling; settle sets it, lower too (the issuer's clean stop).
-using store_actor = caf::typed_actor<caf::replies_to<load_atom, std::string>::with<stored_lock>,
-                                     caf::replies_to<put_atom, stored_lock>::with<bool>,
+using store_actor = caf::typed_actor<caf::replies_to<put_atom, stored_lock>::with<bool>,
                                      caf::replies_to<reserve_atom, uint64_t>::with<bool>,
                                      caf::replies_to<settle_atom, uint64_t>::with<bool>,
-                                     caf::replies_to<list_atom, list_request>::with<lock_list>,
                                      caf::reacts_to<flush_atom>>;
+
+/// Lists held locks from the lease table.
+using table_lister_actor =
+  caf::typed_actor<caf::replies_to<list_atom, list_request>::with<lock_list>>;
 
 struct store_actor_state {
   // Not an aggregate: CAF would otherwise try to build the state from the actor pointer.
   store_actor_state() = default;
 
   std::shared_ptr<lease_store> store;
-  clock_mapping clock;
+  std::shared_ptr<lease_table> table;
   /// Whether the last commit succeeded (read by the store's readiness; null = not tracked).
   std::shared_ptr<std::atomic<bool>> healthy;
   std::shared_ptr<store_reporter> reporter;
@@ -45,13 +50,19 @@ struct store_actor_state {
 
 /// Serves `store` to the other actors with group commit: writes that arrive while a commit runs
 /// are collected and made durable together by the next one, and each is acknowledged only after
-/// its commit returned. Lists answer with the held locks whose deadline has not passed, their
-/// deadlines shown through `clock`. Commits that start or stop failing are reported to
+/// its commit returned and `table` has it. Commits that start or stop failing are reported to
 /// `reporter` and tracked in `healthy` (either may be null). Spawn it `detached` over a store
 /// that blocks on I/O (SQLite).
 store_actor::behavior_type store_actor_impl(store_actor::stateful_pointer<store_actor_state> self,
-                                            std::shared_ptr<lease_store> store, clock_mapping clock,
+                                            std::shared_ptr<lease_store> store,
+                                            std::shared_ptr<lease_table> table,
                                             std::shared_ptr<std::atomic<bool>> healthy,
                                             std::shared_ptr<store_reporter> reporter);
+
+/// Answers lists with the held locks in `table` whose deadline has not passed, their deadlines
+/// shown through `clock`.
+table_lister_actor::behavior_type table_lister_impl(table_lister_actor::pointer self,
+                                                    std::shared_ptr<const lease_table> table,
+                                                    clock_mapping clock);
 
 } // namespace fencelock

@@ -5,8 +5,6 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
-#include <hiredis/hiredis.h>
-
 
 namespace fencelock::redis {
 
@@ -15,37 +13,6 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-value convert(const redisReply* r) {
-  value v;
-  switch (r->type) {
-    case REDIS_REPLY_STRING:
-      v.type = value::kind::string;
-      v.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_STATUS:
-      v.type = value::kind::status;
-      v.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_ERROR:
-      v.type = value::kind::error;
-      v.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_INTEGER:
-      v.type = value::kind::integer;
-      v.integer = r->integer;
-      break;
-    case REDIS_REPLY_ARRAY:
-      v.type = value::kind::array;
-      v.elements.reserve(r->elements);
-      for (size_t i = 0; i < r->elements; ++i)
-        v.elements.push_back(convert(r->element[i]));
-      break;
-    default:
-      v.type = value::kind::nil;
-  }
-  return v;
-}
-
 // A subscriber connection's published messages arrive without a command that asked for them.
 bool is_push(const value& v) {
   return v.type == value::kind::array && !v.elements.empty()
@@ -53,24 +20,6 @@ bool is_push(const value& v) {
 }
 
 } // namespace
-
-std::string describe(const value& v) {
-  switch (v.type) {
-    case value::kind::nil:
-      return "nil";
-    case value::kind::integer:
-      return "integer " + std::to_string(v.integer);
-    case value::kind::string:
-      return "string of " + std::to_string(v.str.size()) + " bytes";
-    case value::kind::status:
-      return "status " + v.str.substr(0, 64);
-    case value::kind::error:
-      return "error " + v.str.substr(0, 200);
-    case value::kind::array:
-      return "array of " + std::to_string(v.elements.size());
-  }
-  return "?";
-}
 
 std::string encode(const command& cmd) {
   std::string out = "*" + std::to_string(cmd.size()) + "\r\n";
@@ -102,10 +51,7 @@ connection::connection(asio::io_context& io, settings s, state_handler on_state,
     backoff_(settings_.backoff_min) {
 }
 
-connection::~connection() {
-  if (reader_ != nullptr)
-    redisReaderFree(reader_);
-}
+connection::~connection() = default;
 
 void connection::start() {
   asio::post(io_, [self = shared_from_this()] { self->connect(); });
@@ -177,9 +123,7 @@ void connection::on_connected() {
   connected_ = true;
   timeout_timer_.cancel();
   socket_.set_option(tcp::no_delay{true});
-  if (reader_ != nullptr)
-    redisReaderFree(reader_);
-  reader_ = redisReaderCreate();
+  reader_ = std::make_unique<reply_reader>();
   last_activity_ = std::chrono::steady_clock::now();
   read();
   send_setup();
@@ -244,17 +188,15 @@ void connection::read() {
         return self->fail(ec == asio::error::eof ? std::string{"connection closed by redis"}
                                                  : "read: " + ec.message());
       self->last_activity_ = std::chrono::steady_clock::now();
-      if (redisReaderFeed(self->reader_, self->read_buf_.data(), n) != REDIS_OK)
-        return self->fail("protocol error");
+      if (!self->reader_->feed({self->read_buf_.data(), n}))
+        return self->fail("protocol error: " + self->reader_->error());
       for (;;) {
-        void* raw = nullptr;
-        if (redisReaderGetReply(self->reader_, &raw) != REDIS_OK)
-          return self->fail(std::string{"protocol error: "} + self->reader_->errstr);
-        if (raw == nullptr)
+        std::optional<value> v;
+        if (!self->reader_->next(v))
+          return self->fail("protocol error: " + self->reader_->error());
+        if (!v)
           break;
-        auto v = convert(static_cast<redisReply*>(raw));
-        freeReplyObject(raw);
-        self->on_reply(std::move(v));
+        self->on_reply(std::move(*v));
         if (gen != self->generation_)
           return; // a reply handler dropped the connection
       }

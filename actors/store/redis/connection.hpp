@@ -28,11 +28,10 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json/object.hpp>
 
+#include "actors/store/redis/reply_reader.hpp"
 #include "actors/store/redis/value.hpp"
 #include "common/log.hpp"
 #include "common/redis_url.hpp"
-
-struct redisReader;
 
 namespace fencelock::redis {
 
@@ -120,7 +119,7 @@ private:
   boost::asio::steady_timer reconnect_timer_;
   boost::asio::steady_timer timeout_timer_;
   boost::asio::steady_timer keepalive_timer_;
-  redisReader* reader_ = nullptr;
+  std::unique_ptr<reply_reader> reader_;
   std::deque<pending> pending_;
   std::string outbox_;    // RESP not yet handed to the socket
   std::string writing_;   // RESP being written

@@ -60,7 +60,9 @@ public:
           auto v = x.status == "granted"     ? verdict::granted
                    : x.status == "refreshed" ? verdict::ok
                                              : verdict::held;
-          done(store_answer{v, to_record(self, x), std::nullopt});
+          store_answer out{v, to_record(self, x), std::nullopt};
+          out.replaced = x.replaced;
+          done(std::move(out));
         },
         [done](caf::error& err) { done(std::move(err)); });
   }
@@ -180,9 +182,9 @@ void redis_fanout::on_event(const lock_event& ev) {
   publish(ev);
   if (!registry_)
     return;
-  if (ev.ends_lease()) {
-    caf::anon_send(registry_, wake_atom_v, ev.name);
-  } else if (events_ && events_->subscribed_to(ev.name)) {
+  if (ev.kind != lock_event_kind::renewed)
+    caf::anon_send(registry_, heard_atom_v, ev.name, ev.token, ev.ends_lease());
+  if (!ev.ends_lease() && events_ && events_->subscribed_to(ev.name)) {
     // Subscribers here hear of this lease's end even when the instance that granted it is
     // gone: this instance watches it too.
     caf::anon_send(registry_, watch_atom_v, ev.name, ev.owner, ev.token, ev.expires_at_ms,

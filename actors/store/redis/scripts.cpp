@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "fencelock/types.hpp"
+
 namespace fencelock::redis {
 
 namespace {
@@ -70,6 +72,7 @@ end
 )lua";
 
 // KEYS: lock, token counter, held index. ARGV: name, owner, ttl_ms, floor, keep_ms, channel.
+// A grant answers the lease and, eighth, the token of the lease it replaced (0 = none).
 // The token is above the counter, above Redis's clock in µs and above the caller's floor: a
 // counter that Redis lost (restart without persistence, failover to a replica that lagged)
 // starts again above every token it had handed out (docs/redis.md, "Tokens").
@@ -85,6 +88,10 @@ if live(rec, now) then
   return reply('refreshed', rec, now)
 end
 settle(key, held, name, rec, now, keep, channel)
+-- The lease this grant replaces, ended by a script (now or before): an instance that watched a
+-- lease it does not find here knows that the store lost it.
+local prev = 0
+if rec then prev = rec.token end
 local token = math.max(tonumber(redis.call('GET', counter) or '0') + 1, now, floor)
 if token > 9007199254740991 then return redis.error_reply('fencing tokens exhausted') end
 redis.call('SET', counter, num(token))
@@ -95,7 +102,9 @@ redis.call('HSET', key, 'owner', owner, 'token', num(token), 'ttl', num(ttl),
 redis.call('PEXPIRE', key, ttl + keep)
 redis.call('ZADD', held, 0, name)
 publish(channel, 'acquired', name, rec, 0, now)
-return reply('granted', rec, now)
+local out = reply('granted', rec, now)
+out[8] = num(prev)
+return out
 )lua";
 
 // KEYS: lock, held index. ARGV: name, owner, token, ttl_ms (0 = the lease's own), keep_ms,
@@ -208,15 +217,29 @@ bool to_number(const value& v, T& out) {
   return ec == std::errc{} && ptr == v.str.data() + v.str.size();
 }
 
-// Reads {status, owner, token, ttl, remaining, rev, deadline} starting at `at`.
+// Longest TTL or time left a reply may carry: far above any TTL the service grants (a day at
+// most), far below what would overflow the deadline arithmetic on it (redis_runtime.cpp).
+constexpr int64_t max_reply_ms = int64_t{365} * 24 * 3600 * 1000;
+
+// Reads {status, owner, token, ttl, remaining, rev, deadline} starting at `at`. Numbers outside
+// what the scripts can answer are malformed: a reply from something else must fail closed
+// rather than become a lease.
 bool read_lease(const std::vector<value>& xs, size_t at, script_lease& out) {
-  if (xs.size() < at + lease_fields)
+  if (xs.size() < at + lease_fields || xs[at].type != value::kind::string
+      || xs[at + 1].type != value::kind::string)
     return false;
   out.status = xs[at].str;
   out.owner = xs[at + 1].str;
   return to_number(xs[at + 2], out.token) && to_number(xs[at + 3], out.ttl_ms)
          && to_number(xs[at + 4], out.remaining_ms) && to_number(xs[at + 5], out.revision)
-         && to_number(xs[at + 6], out.deadline_ms);
+         && to_number(xs[at + 6], out.deadline_ms) && out.token <= max_token
+         && out.revision <= max_token && out.ttl_ms >= 0 && out.ttl_ms <= max_reply_ms
+         && out.remaining_ms >= 0 && out.remaining_ms <= max_reply_ms && out.deadline_ms >= 0;
+}
+
+// Returns what a Redis error reply says, never nothing: callers report it as the failure.
+std::string error_text(const value& v) {
+  return v.str.empty() ? std::string{"an error reply without a message"} : v.str;
 }
 
 } // namespace
@@ -232,7 +255,7 @@ const script& script_for(script_id id) {
 
 std::optional<script_lease> decode_lease(const value& v, std::string& why) {
   if (v.is_error()) {
-    why = v.str;
+    why = error_text(v);
     return std::nullopt;
   }
   if (v.type != value::kind::array || v.elements.empty()) {
@@ -240,11 +263,20 @@ std::optional<script_lease> decode_lease(const value& v, std::string& why) {
     return std::nullopt;
   }
   script_lease out;
-  if (v.elements.size() == 1) { // {'lost'}, {'gone'}, {'ended'}
+  if (v.elements.size() == 1) { // {'lost'}, {'gone'}, {'ended'}, {'missing'}
+    if (v.elements[0].type != value::kind::string) {
+      why = "malformed lease reply";
+      return std::nullopt;
+    }
     out.status = v.elements[0].str;
     return out;
   }
   if (!read_lease(v.elements, 0, out)) {
+    why = "malformed lease reply";
+    return std::nullopt;
+  }
+  if (v.elements.size() > lease_fields
+      && (!to_number(v.elements[lease_fields], out.replaced) || out.replaced > max_token)) {
     why = "malformed lease reply";
     return std::nullopt;
   }
@@ -253,7 +285,7 @@ std::optional<script_lease> decode_lease(const value& v, std::string& why) {
 
 std::optional<std::vector<script_lease>> decode_list(const value& v, std::string& why) {
   if (v.is_error()) {
-    why = v.str;
+    why = error_text(v);
     return std::nullopt;
   }
   if (v.type != value::kind::array || v.elements.size() % lease_fields != 0) {

@@ -40,12 +40,14 @@ struct script_lease {
   /// The deadline on Redis's clock, in ms since the Unix epoch: the expiresAt every instance
   /// reports for this lease.
   int64_t deadline_ms = 0;
+  /// acquire, granted: the token of the lease the grant replaced in the store (0 = none).
+  uint64_t replaced = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, script_lease& x) {
   return f(caf::meta::type_name("fencelock::redis::script_lease"), x.status, x.name, x.owner,
-           x.token, x.ttl_ms, x.remaining_ms, x.revision, x.deadline_ms);
+           x.token, x.ttl_ms, x.remaining_ms, x.revision, x.deadline_ms, x.replaced);
 }
 
 /// Decodes the reply of acquire, renew, release, expire or peek; on failure sets `why` (a Redis
