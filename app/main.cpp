@@ -1,47 +1,47 @@
-// The fencelock binary: the program entry. It dispatches to `fencelock serve` (app/serve.cpp)
-// and to the client subcommands (run, acquire, release, status, watch: client/cli/), which talk
-// to a server over its WebSocket API.
+// The fencelock binary: the program entry. It parses the command line (client/cli/args.hpp,
+// CLI11) and dispatches to `fencelock serve` (app/serve.cpp) or to the client commands
+// (client/cli/), which talk to a server over its WebSocket API.
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <caf/config.hpp>
 
 #include "app/serve.hpp"
+#include "client/cli/args.hpp"
 #include "client/cli/commands.hpp"
-#include "client/cli/usage.hpp"
+#include "config/load.hpp"
+#include "fencelock_build_commit.hpp" // generated: FENCELOCK_COMMIT
 
 #ifndef FENCELOCK_VERSION
-// Keep in step with project(VERSION) in CMakeLists.txt until the build passes it in.
-#  define FENCELOCK_VERSION "0.1.0"
+#  error "FENCELOCK_VERSION must be defined by the build"
 #endif
 
 namespace {
 
-constexpr std::string_view usage_head = R"(Usage: fencelock <command> [options]
+/// Returns what --version prints: "fencelock 0.1.0 (commit abc123def456, CAF 0.17.6)".
+std::string version_text() {
+  return "fencelock " FENCELOCK_VERSION " (commit " FENCELOCK_COMMIT ", CAF "
+         + std::to_string(CAF_VERSION / 10000) + "." + std::to_string(CAF_VERSION / 100 % 100) + "."
+         + std::to_string(CAF_VERSION % 100) + ")";
+}
 
-A distributed lock service with fencing tokens, served over HTTP/JSON and WebSocket.
-
-Commands:
-  serve [options]   Run the lock service; `fencelock serve --help` lists every option.
-
-)";
-
-constexpr std::string_view usage_tail = R"(
-Options:
-  -h, --help        Print this help and exit.
-  --version         Print the version and exit.
-)";
-
-/// Prints the whole `fencelock --help` text to `out`.
-void print_usage(std::ostream& out) {
-  out << usage_head << fencelock::cli::commands_help << usage_tail << fencelock::cli::env_and_codes;
+fencelock::cli::cli_context make_context() {
+  fencelock::cli::cli_context ctx;
+  if (const char* url = std::getenv("FENCELOCK_URL"))
+    ctx.env_url = url;
+  ctx.stdout_is_tty = ::isatty(STDOUT_FILENO) == 1;
+  ctx.version = version_text();
+  for (auto& s : fencelock::config_loader::setting_docs())
+    ctx.serve_flags.push_back({std::move(s.key), std::move(s.arg), std::move(s.help)});
+  return ctx;
 }
 
 } // namespace
@@ -55,33 +55,26 @@ int main(int argc, char** argv) {
   // server with SIGPIPE; a failed write is harmless.
   std::signal(SIGPIPE, SIG_IGN);
 
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) {
-    print_usage(std::cerr);
-    return 2;
-  }
-  const auto& command = args.front();
-  if (command == "-h" || command == "--help" || command == "help") {
-    print_usage(std::cout);
+  auto ctx = make_context();
+  auto parsed = fencelock::cli::parse_command_line({argv + 1, argv + argc}, ctx);
+  if (!parsed.print.empty()) {
+    std::cout << parsed.print;
     return 0;
   }
-  if (command == "--version") {
-    std::cout << "fencelock " FENCELOCK_VERSION " (CAF " << CAF_VERSION / 10000 << '.'
-              << CAF_VERSION / 100 % 100 << '.' << CAF_VERSION % 100 << ")\n";
-    return 0;
+  if (!parsed.error.empty()) {
+    // Usage errors exit 64 (EX_USAGE) for every command, serve's included.
+    auto who = parsed.name.empty() ? std::string{"fencelock"} : "fencelock " + parsed.name;
+    std::cerr << who << ": " << parsed.error << "\nTry '" << who << " --help'.\n";
+    return fencelock::app::exit_serve_usage;
   }
-  if (command == "serve") {
+  if (auto* serve = std::get_if<fencelock::cli::serve_args>(&*parsed.cmd)) {
     try {
-      return fencelock::app::serve({args.begin() + 1, args.end()});
+      return fencelock::app::serve(serve->args);
     } catch (const std::exception& e) {
       // Not expected (the I/O path uses error codes); report it rather than abort silently.
-      std::cerr << "fencelock: fatal: " << e.what() << '\n';
-      return 1;
+      std::cerr << "fencelock serve: fatal: " << e.what() << '\n';
+      return fencelock::app::exit_serve_internal;
     }
   }
-  if (fencelock::cli::is_client_command(command)) // run, acquire, release, status, watch
-    return fencelock::cli::run_client_command(command, {args.begin() + 1, args.end()});
-  std::cerr << "fencelock: unknown command \"" << command << "\"\n\n";
-  print_usage(std::cerr);
-  return 2;
+  return fencelock::cli::execute(*parsed.cmd, ctx);
 }

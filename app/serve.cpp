@@ -1,18 +1,21 @@
 // `fencelock serve`:
 //
-//   load config (flags > FENCELOCK_* env > INI file > defaults)   config error -> exit 2
+//   load config (flags > FENCELOCK_* env > file > defaults)  bad flag -> 64, bad config -> 78
 //   -> logger "fencelock" (JSON lines on stdout)
-//   -> actor_system -> service::start() -> http_server::start()   failure      -> exit 1
-//   -> one "listening" line with the bound port
-//   -> sigwait(SIGINT | SIGTERM) -> http stop (drain) -> service stop -> "stopped"  -> exit 0
+//   -> actor_system -> service::start()                         store failed       -> 69
+//                   -> http_server::start()                     listener failed    -> 71
+//   -> one "listening" line with the bound port (info level)
+//   -> once service::ready() (the store answers): READY=1 to $NOTIFY_SOCKET (app/systemd_notify)
+//   -> sigwait(SIGINT | SIGTERM) -> STOPPING=1 -> http stop (drain) -> service stop -> "stopped"
+//                                                                                   -> exit 0
 //
-// Integration tests start the server with --port 0 and read the port from the "listening" line.
+// Integration tests start the server with --port 0 and read the port from the readiness
+// notification (X_FENCELOCK_PORT), or from the "listening" line when the log level shows it.
 
 #include "app/serve.hpp"
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string_view>
@@ -30,6 +33,7 @@
 #include "fencelock/errc.hpp"
 #include "fencelock/messages.hpp"
 #include "fencelock/service.hpp"
+#include "app/systemd_notify.hpp"
 #include "net/http_server.hpp"
 
 namespace fencelock::app {
@@ -65,30 +69,39 @@ std::shared_ptr<spdlog::logger> make_logger(const std::string& level) {
   return log;
 }
 
-/// Logs `line` at error level.
-void log_error(spdlog::logger& log, const std::string& line) {
-  log.error(line);
+/*
+ * Reports a failure to start: in words on stderr (`what`: "cannot open the store"), and as a
+ * start_failed event of `component` with a stable `code` in the log. Returns `exit_code`.
+ */
+int start_failed(spdlog::logger& log, std::string_view component, std::string_view code,
+                 std::string_view what, const caf::error& err, int exit_code) {
+  auto message = error_message(err);
+  std::cerr << "fencelock serve: " << what << ": " << message << '\n';
+  log.error(log_line(log_level::error, "start_failed",
+                     {{"component", component}, {"code", code}, {"message", message}}));
   log.flush();
+  return exit_code;
 }
 
-/// Logs a lifecycle line (listening, stopped) whatever the log level, unless it is "off":
-/// supervisors and tests find the port in it even when running with log-level error.
-void log_lifecycle(spdlog::logger& log, const std::string& line) {
-  auto level = std::max(log.level(), spdlog::level::info);
-  if (level == spdlog::level::off)
-    return;
-  log.log(level, line);
-  log.flush();
-}
-
-/// Returns the fields of a start_failed line: which `component` failed and how.
-boost::json::object failure_fields(caf::actor_system& sys, std::string_view component,
-                                   const caf::error& err) {
-  errc code{};
-  return {{"component", component},
-          // The fencelock code when there is one, else CAF's rendering of the error.
-          {"code", as_errc(err, code) ? to_string(code) : sys.render(err)},
-          {"message", error_message(err)}};
+/*
+ * Waits until `svc` is ready (its store answers), then tells systemd READY=1 with the bound
+ * `port`. Returns 0 then, or the stop signal (of `signals`) that came first.
+ */
+int await_ready(const service& svc, const config& cfg, uint16_t port, const sigset_t& signals) {
+  bool said_waiting = false;
+  for (;;) {
+    if (svc.ready()) {
+      notify_ready(cfg.host, port, redis::redacted_text(cfg.store));
+      return 0;
+    }
+    if (!said_waiting) {
+      notify_status("Waiting for the store to answer");
+      said_waiting = true;
+    }
+    timespec poll_interval{0, 50'000'000};
+    if (int sig = sigtimedwait(&signals, nullptr, &poll_interval); sig > 0)
+      return sig;
+  }
 }
 
 const char* signal_name(int sig) {
@@ -115,8 +128,13 @@ sigset_t stop_signals() {
 int serve(const std::vector<std::string>& args) {
   auto loaded = config_loader::load(args, environment());
   if (!loaded) {
-    std::cerr << "fencelock: config error: " << error_message(loaded.error()) << '\n';
-    return 2;
+    if (config_loader::source_of(loaded.error()) == config_loader::error_source::command_line) {
+      std::cerr << "fencelock serve: " << error_message(loaded.error())
+                << "\nTry 'fencelock serve --help'.\n";
+      return exit_serve_usage;
+    }
+    std::cerr << "fencelock serve: config error: " << error_message(loaded.error()) << '\n';
+    return exit_serve_config;
   }
   if (loaded->help) {
     std::cout << serve_usage << loaded->help_text;
@@ -135,32 +153,34 @@ int serve(const std::vector<std::string>& args) {
 
   service svc{sys, cfg};
   if (auto err = svc.start()) {
-    log_error(*log,
-              log_line(log_level::error, "start_failed", failure_fields(sys, "service", err)));
-    return 1;
+    errc code{};
+    return start_failed(*log, "service", as_errc(err, code) ? to_string(code) : "start_failed",
+                        "cannot open the store", err, exit_serve_store);
   }
   net::http_server http{svc, cfg};
   if (auto err = http.start()) {
-    log_error(*log, log_line(log_level::error, "start_failed", failure_fields(sys, "http", err)));
     svc.stop();
-    return 1;
+    return start_failed(*log, "http", "listen_failed", "cannot start the listener", err,
+                        exit_serve_listen);
   }
-  log_lifecycle(*log, log_line(log_level::info, "listening",
-                               {{"host", cfg.host},
-                                {"port", http.port()},
-                                {"store", redis::redacted_text(cfg.store)},
-                                {"data_dir", cfg.data_dir}}));
+  log->info(log_line(log_level::info, "listening",
+                     {{"host", cfg.host},
+                      {"port", http.port()},
+                      {"store", redis::redacted_text(cfg.store)},
+                      {"data_dir", cfg.data_dir}}));
 
   // The stop signals were blocked in main() before any thread existed, so every thread
-  // inherited the mask and only this sigwait() sees them.
+  // inherited the mask and only this thread's sigwait() sees them.
   auto signals = stop_signals();
-  int sig = 0;
-  if (sigwait(&signals, &sig) != 0) // fails only for an invalid set; stop cleanly anyway
-    sig = 0;
+  int sig = await_ready(svc, cfg, http.port(), signals);
+  if (sig == 0 && sigwait(&signals, &sig) != 0) // fails only for an invalid set
+    sig = 0;                                     // stop cleanly anyway
+  notify_stopping();
   http.stop(); // drains: no new requests reach the service from here on
   bool clean = svc.stop();
-  log_lifecycle(
-    *log, log_line(log_level::info, "stopped", {{"signal", signal_name(sig)}, {"clean", clean}}));
+  log->info(
+    log_line(log_level::info, "stopped", {{"signal", signal_name(sig)}, {"clean", clean}}));
+  log->flush();
   return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include "fencelock/client.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "client/core.hpp"
@@ -200,6 +201,28 @@ held_lease client::acquire(std::string_view name, std::chrono::milliseconds ttl,
 
 void client::release(std::string_view name, uint64_t token) {
   core_->release_token(name, token);
+}
+
+lease_info client::renew(std::string_view name, uint64_t token, std::chrono::milliseconds ttl) {
+  return core_->renew_token(name, token, ttl);
+}
+
+token_check client::check(std::string_view name, uint64_t token) {
+  return core_->check(name, token);
+}
+
+std::vector<lock_info> client::list(std::string_view prefix) {
+  // The snapshot of a prefix subscription is the list of held locks; the WebSocket API has no
+  // other way to ask. watch() returns once on_snapshot ran (on the I/O thread), and cancel()
+  // returns once no handler runs any more, so `out` is read by this thread alone from then on.
+  std::vector<lock_info> out;
+  watch_handlers h;
+  h.on_snapshot = [&out](const std::vector<lock_info>& locks) { out = locks; };
+  auto sub = watch(prefix, true, std::move(h));
+  sub.cancel();
+  std::sort(out.begin(), out.end(),
+            [](const lock_info& a, const lock_info& b) { return a.name < b.name; });
+  return out;
 }
 
 lock_info client::status(std::string_view name) {

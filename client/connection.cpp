@@ -46,10 +46,11 @@ struct connection::link {
   std::vector<tcp::endpoint> addresses;  // what async_connect tries, kept for its duration
 };
 
-connection::connection(executor ex, endpoint ep, std::chrono::milliseconds connect_timeout,
+connection::connection(executor ex, std::vector<endpoint> endpoints,
+                       std::chrono::milliseconds connect_timeout,
                        std::chrono::milliseconds idle_timeout, hooks h)
   : ex_(std::move(ex)),
-    ep_(std::move(ep)),
+    endpoints_(std::move(endpoints)),
     connect_timeout_(connect_timeout),
     idle_timeout_(idle_timeout),
     hooks_(std::move(h)),
@@ -128,19 +129,19 @@ void connection::start_connect() {
   link_ = std::make_shared<link>(ex_);
   // A numeric host needs no resolver (whose getaddrinfo runs on a thread of its own).
   error_code ec;
-  auto addr = asio::ip::make_address(ep_.host, ec);
+  auto addr = asio::ip::make_address(current().host, ec);
   if (!ec) {
-    auto port = static_cast<uint16_t>(std::stoi(ep_.port)); // checked by parse_endpoint
+    auto port = static_cast<uint16_t>(std::stoi(current().port)); // checked by parse_endpoint
     std::vector<tcp::endpoint> one{tcp::endpoint{addr, port}};
     asio::post(ex_, [this, gen, one = std::move(one)] { on_resolved(gen, one); });
     return;
   }
-  resolver_.async_resolve(ep_.host, ep_.port,
+  resolver_.async_resolve(current().host, current().port,
                           [this, gen](error_code rec, const tcp::resolver::results_type& r) {
                             if (gen != gen_)
                               return;
                             if (rec)
-                              return fail_link("cannot resolve " + ep_.host + ": "
+                              return fail_link("cannot resolve " + current().host + ": "
                                                + rec.message());
                             on_resolved(gen, std::vector<tcp::endpoint>(r.begin(), r.end()));
                           });
@@ -157,7 +158,7 @@ void connection::on_resolved(uint64_t gen, const std::vector<tcp::endpoint>& add
     if (gen != gen_)
       return;
     if (ec)
-      return fail_link("cannot connect to " + ep_.host_header() + ": " + ec.message());
+      return fail_link("cannot connect to " + current().host_header() + ": " + ec.message());
     on_tcp_connected(gen);
   });
 }
@@ -180,11 +181,11 @@ void connection::on_tcp_connected(uint64_t gen) {
   }));
   l->ws.read_message_max(max_incoming);
   l->ws.text(true);
-  l->ws.async_handshake(ep_.host_header(), ep_.target, [this, gen, l](error_code ec) {
+  l->ws.async_handshake(current().host_header(), current().target, [this, gen, l](error_code ec) {
     if (gen != gen_)
       return;
     if (ec)
-      return fail_link("WebSocket upgrade at " + ep_.host_header() + ep_.target
+      return fail_link("WebSocket upgrade at " + current().host_header() + current().target
                        + " failed: " + ec.message());
     on_upgraded(gen);
   });
@@ -193,6 +194,8 @@ void connection::on_tcp_connected(uint64_t gen) {
 void connection::on_upgraded(uint64_t) {
   state_ = state::open;
   backoff_ = first_backoff;
+  failed_in_round_ = 0;
+  round_failures_.clear();
   for (auto& frame : waiting_)
     out_.push_back(std::move(frame));
   waiting_.clear();
@@ -275,7 +278,7 @@ void connection::on_timeout(uint64_t id) {
     return;
   auto p = std::move(it->second);
   pending_.erase(it);
-  p.handler(answer::failure("timeout", "no answer from " + ep_.host_header() + " in time"));
+  p.handler(answer::failure("timeout", "no answer from " + current().host_header() + " in time"));
 }
 
 void connection::fail_link(const std::string& why) {
@@ -290,9 +293,21 @@ void connection::fail_link(const std::string& why) {
   }
   resolver_.cancel();
   out_.clear();
-  waiting_.clear();
   writing_ = false;
-  last_failure_ = why;
+  // The next endpoint is tried next, whether at once (below) or after the backoff.
+  current_ = (current_ + 1) % endpoints_.size();
+  if (!was_open) {
+    round_failures_ += (round_failures_.empty() ? "" : "; ") + why;
+    if (++failed_in_round_ < endpoints_.size()) {
+      // Another endpoint is left in this round: try it now. Requests and the frames waiting for
+      // a connection stay; each request's own timeout still bounds it.
+      start_connect();
+      return;
+    }
+  }
+  last_failure_ = was_open ? why : std::exchange(round_failures_, {});
+  failed_in_round_ = 0;
+  waiting_.clear();
   // Decide before anyone hears of it: a failed request's handler may make a new one, which
   // must see backoff (fail fast), not idle (connect at once, in a loop).
   if (hooks_.wanted && hooks_.wanted()) {
@@ -310,7 +325,7 @@ void connection::fail_link(const std::string& why) {
   } else {
     state_ = state::idle;
   }
-  fail_all("connection_failed", why);
+  fail_all("connection_failed", last_failure_);
   if (was_open && hooks_.dropped)
     hooks_.dropped();
 }

@@ -8,10 +8,13 @@
 //     ▲                   │ failed                                                 │
 //     └──── nothing ◀─────┴──────────── wanted()? ── yes ─▶ backoff ──timer──▶ connecting
 //
-// A drop or a failed attempt fails every open request with "connection_failed" (the owner
-// retries what it must), and reconnects with backoff while the owner wants a connection
-// (leases to renew, watches to keep). Requests made during backoff fail at once; requests made
-// while connecting wait for the outcome.
+// With several endpoints (servers that share one store), an attempt that fails moves on to the
+// next endpoint at once, keeping the requests that wait for a connection, as etcdctl's
+// --endpoints does; only when every endpoint failed once does the round count as failed. A
+// drop, or a failed round, fails every open request with "connection_failed" (the owner
+// retries what it must), and reconnects with backoff, starting with the next endpoint, while
+// the owner wants a connection (leases to renew, watches to keep). Requests made during backoff
+// fail at once; requests made while connecting wait for the outcome.
 
 #include <chrono>
 #include <cstdint>
@@ -50,11 +53,12 @@ public:
     std::function<bool()> wanted;
   };
 
-  /// Prepares a connection to `ep` (nothing connects yet). `connect_timeout` bounds TCP connect
-  /// plus upgrade; `idle_timeout` closes a connection that hears nothing (pings go out after
-  /// half of it).
-  connection(executor ex, endpoint ep, std::chrono::milliseconds connect_timeout,
-             std::chrono::milliseconds idle_timeout, hooks h);
+  /// Prepares a connection to the first of `endpoints` (at least one; nothing connects yet).
+  /// `connect_timeout` bounds TCP connect plus upgrade, per endpoint tried; `idle_timeout`
+  /// closes a connection that hears nothing (pings go out after half of it).
+  connection(executor ex, std::vector<endpoint> endpoints,
+             std::chrono::milliseconds connect_timeout, std::chrono::milliseconds idle_timeout,
+             hooks h);
 
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
@@ -77,6 +81,11 @@ public:
   /// Returns whether the connection is open.
   bool is_open() const noexcept {
     return state_ == state::open;
+  }
+
+  /// Returns the endpoint connected to, or the one to try next.
+  const endpoint& current() const noexcept {
+    return endpoints_[current_];
   }
 
 private:
@@ -103,7 +112,10 @@ private:
   void on_timeout(uint64_t id);
 
   executor ex_;
-  endpoint ep_;
+  std::vector<endpoint> endpoints_;
+  size_t current_ = 0;          // index into endpoints_
+  size_t failed_in_round_ = 0;  // attempts that failed since one last succeeded
+  std::string round_failures_;  // why, one "; "-separated sentence per endpoint
   std::chrono::milliseconds connect_timeout_;
   std::chrono::milliseconds idle_timeout_;
   hooks hooks_;

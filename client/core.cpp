@@ -56,10 +56,10 @@ std::string default_owner() {
   return h + ":" + std::to_string(::getpid()) + ":" + hex;
 }
 
-endpoint check_options(client_options& opts) {
+std::vector<endpoint> check_options(client_options& opts) {
   std::string why;
-  auto ep = parse_endpoint(opts.url, why);
-  if (!ep)
+  auto eps = parse_endpoints(opts.url, why);
+  if (!eps)
     throw client_error("invalid_request", "url \"" + opts.url + "\": " + why);
   if (opts.owner.empty())
     opts.owner = default_owner();
@@ -69,12 +69,12 @@ endpoint check_options(client_options& opts) {
     throw client_error("invalid_request", "renew_fraction: must be between 0 and 1");
   if (opts.connect_timeout <= 0ms || opts.request_timeout <= 0ms)
     throw client_error("invalid_request", "timeouts must be positive");
-  return *ep;
+  return std::move(*eps);
 }
 
 client_core::client_core(client_options opts)
   : opts_(std::move(opts)),
-    ep_(check_options(opts_)),
+    endpoints_(check_options(opts_)),
     rt_(std::make_shared<runtime>()),
     strand_(asio::make_strand(rt_->io)) {
   connection::hooks hooks;
@@ -85,7 +85,7 @@ client_core::client_core(client_options opts)
   // The server pings after half its idle timeout; hearing nothing for a request timeout (at
   // least 2 s) means the server or the path is gone.
   auto idle = std::max<milliseconds>(opts_.request_timeout, 2s);
-  conn_ = std::make_unique<connection>(strand_, ep_, opts_.connect_timeout, idle,
+  conn_ = std::make_unique<connection>(strand_, endpoints_, opts_.connect_timeout, idle,
                                        std::move(hooks));
   rt_->thread = std::thread{[rt = rt_] { rt->io.run(); }};
 }
@@ -155,6 +155,38 @@ lock_info client_core::status(std::string_view name) {
   if (!info)
     throw client_error("protocol_error", "unreadable status answer");
   return *info;
+}
+
+lease_info client_core::renew_token(std::string_view name, uint64_t token, milliseconds ttl) {
+  require_user_thread("renew");
+  if (ttl < 0ms)
+    throw client_error("invalid_request", "ttl: must not be negative");
+  json::object req{{"op", "renew"}, {"lock", name}, {"owner", opts_.owner}, {"token", token}};
+  if (ttl > 0ms)
+    req["ttlMs"] = ttl.count(); // absent: the lease keeps its TTL
+  auto a = call(std::move(req), opts_.request_timeout);
+  if (!a.ok())
+    throw *a.error;
+  auto l = decode_lease(*a.result);
+  if (!l)
+    throw client_error("protocol_error", "unreadable renew answer");
+  return lease_info{l->name, l->owner, l->token, milliseconds{l->ttl_ms}, l->expires_at_ms};
+}
+
+token_check client_core::check(std::string_view name, uint64_t token) {
+  require_user_thread("check");
+  auto a = call({{"op", "check"}, {"lock", name}, {"token", token}}, opts_.request_timeout);
+  if (!a.ok())
+    throw *a.error;
+  const auto* current = a.result->if_contains("current");
+  if (current == nullptr || !current->is_bool())
+    throw client_error("protocol_error", "unreadable check answer");
+  token_check out;
+  out.current = current->get_bool();
+  out.token = positive(a.result->if_contains("token"));
+  if (const auto* at = a.result->if_contains("expiresAt"); at != nullptr && at->is_int64())
+    out.expires_at_ms = at->get_int64();
+  return out;
 }
 
 void client_core::on_push(const json::object& frame) {

@@ -34,8 +34,8 @@ namespace fencelock::detail {
 std::string default_owner();
 
 /// Throws client_error "invalid_request" unless `opts` is usable; fills in a default owner.
-/// Returns the parsed endpoint.
-endpoint check_options(client_options& opts);
+/// Returns the parsed endpoints, in the order to try them.
+std::vector<endpoint> check_options(client_options& opts);
 
 class client_core {
 public:
@@ -70,6 +70,12 @@ public:
 
   /// Returns a lock's status; throws client_error.
   lock_info status(std::string_view name);
+
+  /// Renews (name, token) of this client's owner once; throws client_error.
+  lease_info renew_token(std::string_view name, uint64_t token, std::chrono::milliseconds ttl);
+
+  /// Checks a token; throws client_error.
+  token_check check(std::string_view name, uint64_t token);
 
   /// Subscribes; returns once the snapshot was delivered. Throws client_error.
   std::shared_ptr<watch_state> watch(std::string_view target, bool prefix, watch_handlers h);
@@ -110,7 +116,7 @@ private:
   bool wanted() const;
 
   client_options opts_;
-  endpoint ep_;
+  std::vector<endpoint> endpoints_;
   std::shared_ptr<runtime> rt_;  // declared before everything bound to its io_context
   connection::executor strand_;
   std::unique_ptr<connection> conn_;

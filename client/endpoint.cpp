@@ -94,4 +94,29 @@ std::optional<endpoint> parse_endpoint(std::string_view url, std::string& why) {
   return ep;
 }
 
+std::optional<std::vector<endpoint>> parse_endpoints(std::string_view urls, std::string& why) {
+  std::vector<endpoint> out;
+  for (;;) {
+    auto comma = urls.find(',');
+    auto one = urls.substr(0, comma);
+    while (!one.empty() && (one.front() == ' ' || one.front() == '\t'))
+      one.remove_prefix(1);
+    while (!one.empty() && (one.back() == ' ' || one.back() == '\t'))
+      one.remove_suffix(1);
+    if (one.empty()) {
+      why = "empty entry in the list of URLs";
+      return std::nullopt;
+    }
+    auto ep = parse_endpoint(one, why);
+    if (!ep) {
+      why = std::string{one} + ": " + why;
+      return std::nullopt;
+    }
+    out.push_back(std::move(*ep));
+    if (comma == std::string_view::npos)
+      return out;
+    urls.remove_prefix(comma + 1);
+  }
+}
+
 } // namespace fencelock::detail

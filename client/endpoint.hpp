@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fencelock::detail {
 
@@ -26,5 +27,10 @@ struct endpoint {
  * (no TLS in this client). Returns nothing and sets `why` when `url` is unusable.
  */
 std::optional<endpoint> parse_endpoint(std::string_view url, std::string& why);
+
+/// Parses `urls`: one URL as parse_endpoint() takes it, or several separated by commas (blanks
+/// around each ignored), in the order the client tries them. Returns nothing and sets `why`
+/// (naming the URL at fault) when any one is unusable or the list has an empty entry.
+std::optional<std::vector<endpoint>> parse_endpoints(std::string_view urls, std::string& why);
 
 } // namespace fencelock::detail

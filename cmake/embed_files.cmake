@@ -1,9 +1,11 @@
 # Writes a C++ source that holds files as byte arrays, so that a binary serves them with nothing
 # installed beside it. Run in script mode at build time (cmake/dashboard.cmake):
 #
-#   cmake -DINPUT_DIR=<dir> -DFILES=<name,name,...> -DOUTPUT=<file.cpp> -P embed_files.cmake
+#   cmake -DINPUT_DIR=<dir> -DFILES=<name,name,...> -DOUTPUT=<file.cpp> [-DFUNCTION=<name>]
+#         -P embed_files.cmake
 #
-# The source defines fencelock::net::dashboard_files() (net/dashboard.hpp): each file's name,
+# The source defines fencelock::net::<FUNCTION>() (default dashboard_files, declared in
+# net/dashboard.hpp; cmake/openapi.cmake makes openapi_files, net/openapi.hpp): each file's name,
 # bytes and a strong ETag (the first 16 hex digits of its SHA-256). CMake only: nothing is
 # downloaded and no other tool is needed.
 
@@ -13,6 +15,9 @@ foreach(var INPUT_DIR FILES OUTPUT)
   endif()
 endforeach()
 string(REPLACE "," ";" names "${FILES}")
+if(NOT DEFINED FUNCTION)
+  set(FUNCTION dashboard_files)
+endif()
 
 string(REPEAT "." 64 one_line) # 32 bytes as hex digits
 set(arrays "")
@@ -52,7 +57,7 @@ constexpr std::string_view bytes_of(const unsigned char (&x)[N]) noexcept {
 
 ${arrays}} // namespace
 
-std::span<const dashboard_asset> dashboard_files() noexcept {
+std::span<const dashboard_asset> ${FUNCTION}() noexcept {
   static const dashboard_asset files[] = {
 ${entries}  };
   return files;

@@ -117,8 +117,8 @@ const setting settings[] = {
   {.key = "host", .field = &config::host, .check = check_ip, .arg = "ip",
    .help = "Address the HTTP listener binds to (0.0.0.0 or :: for every interface)."},
   {.key = "port", .field = &config::port, .min = 0, .max = 65535,
-   .help = "TCP port of the HTTP listener; 0 picks any free port (see the \"listening\" log "
-           "line)."},
+   .help = "TCP port of the HTTP listener; 0 picks any free port (reported by the \"listening\" "
+           "log line and the readiness notification)."},
   {.key = "io-threads", .field = &config::io_threads, .min = 1, .max = 64,
    .help = "Threads running the network I/O loop."},
   {.key = "max-connections", .field = &config::max_connections, .min = 1, .max = 1'000'000,
@@ -310,6 +310,13 @@ caf::error config_error(std::string msg) {
   return caf::make_error(caf::sec::invalid_argument, std::move(msg));
 }
 
+/// Marks what the command line got wrong: the message, then a tag that source_of() reads.
+constexpr std::string_view usage_tag = "usage";
+
+caf::error usage_error(std::string msg) {
+  return caf::make_error(caf::sec::invalid_argument, std::move(msg), std::string{usage_tag});
+}
+
 /*
  * Stores `text` into the member of `s` in `cfg`, checking the setting's own rule (range or text
  * check; cross-field rules wait for validate()).
@@ -322,8 +329,9 @@ caf::error assign(config& cfg, const setting& s, const std::string& text,
   auto fail = [&](const std::string& why) {
     auto msg = std::string{s.key} + ": " + why + " (got " + quoted(s.shown ? s.shown(text) : text)
                + ")";
-    if (!origin.empty())
-      msg += "; set by " + origin;
+    if (origin.empty())
+      return usage_error(std::move(msg)); // a flag: the user just typed it
+    msg += "; set by " + origin;
     return config_error(std::move(msg));
   };
   if (auto text_field = std::get_if<std::string config::*>(&s.field)) {
@@ -362,7 +370,7 @@ struct assignment {
   std::string origin; // see assign()
 };
 
-/// The options Boost.Program_options knows in the INI file: every setting, nothing else.
+/// The settings as Boost.Program_options options (the flags without --config and --help).
 /// Each takes one raw token (untyped_value): converting and checking it is assign()'s job.
 po::options_description file_options() {
   po::options_description desc;
@@ -399,28 +407,28 @@ caf::error parse_flags(const std::vector<std::string>& args, std::vector<assignm
                .style(style::default_style & ~style::allow_guessing)
                .run();
   } catch (const po::unknown_option& e) {
-    return config_error(e.get_option_name() + ": unknown setting");
+    return usage_error(e.get_option_name() + ": unknown setting");
   } catch (const po::invalid_command_line_syntax& e) {
     switch (e.kind()) {
       case po::invalid_syntax::missing_parameter:
       case po::invalid_syntax::empty_adjacent_parameter:
-        return config_error(e.get_option_name() + ": requires a value");
+        return usage_error(e.get_option_name() + ": requires a value");
       case po::invalid_syntax::extra_parameter:
-        return config_error(e.get_option_name() + ": takes no value");
+        return usage_error(e.get_option_name() + ": takes no value");
       default:
-        return config_error(e.get_option_name() + ": " + e.what());
+        return usage_error(e.get_option_name() + ": " + e.what());
     }
   } catch (const po::error& e) {
-    return config_error("command line: "s + e.what());
+    return usage_error("command line: "s + e.what());
   }
   std::vector<std::string> seen;
   for (const auto& opt : parsed.options) {
     if (opt.string_key.empty()) // a positional token
-      return config_error(quoted(single_value(opt)) + ": unexpected argument (options are "
+      return usage_error(quoted(single_value(opt)) + ": unexpected argument (options are "
                           "--key value or --key=value)");
     auto flag = "--" + opt.string_key;
     if (std::find(seen.begin(), seen.end(), opt.string_key) != seen.end())
-      return config_error(flag + ": given more than once");
+      return usage_error(flag + ": given more than once");
     seen.push_back(opt.string_key);
     if (opt.string_key == "config")
       config_path = single_value(opt);
@@ -461,33 +469,58 @@ caf::error parse_env(const std::vector<std::string>& env, std::vector<assignment
   return caf::none;
 }
 
-/// Reads the INI file at `path` into `out`; keys may appear once.
+/// Returns `x` without the blanks at either end.
+std::string_view trimmed(std::string_view x) {
+  constexpr std::string_view blanks = " \t\r";
+  auto first = x.find_first_not_of(blanks);
+  if (first == std::string_view::npos)
+    return {};
+  return x.substr(first, x.find_last_not_of(blanks) - first + 1);
+}
+
+/*
+ * Reads the file at `path` into `out`: one "key = value" per line, keys as the flags without
+ * "--", blanks around both ignored, "#" starting a comment (to the end of the line, as it did
+ * with Boost.Program_options, which read this file before), blank lines ignored. Each error names
+ * the file and the line. Keys may appear once. "[section]" headers are refused rather than
+ * prefixed to the keys: every setting is top-level, and "[server]" then "port = 1" must not turn
+ * into an unknown "server.port".
+ */
 caf::error parse_file(const std::string& path, std::vector<assignment>& out) {
   if (path.empty())
     return config_error("config: must name a file (got \"\")");
   std::ifstream in{path};
   if (!in)
     return config_error("config: cannot read " + quoted(path));
-  const auto desc = file_options();
-  po::parsed_options parsed{nullptr};
-  try {
-    parsed = po::parse_config_file(in, desc, false);
-  } catch (const po::unknown_option& e) {
-    // A line such as "= 8080" has an empty key, which must not make the message start with ":".
-    if (e.get_option_name().empty())
-      return config_error("config: " + quoted(path) + ": a line has no key before its \"=\"");
-    return config_error(e.get_option_name() + ": unknown setting (in " + quoted(path) + ")");
-  } catch (const po::error& e) {
-    return config_error("config: " + quoted(path) + ": " + e.what());
+  auto where = [&](size_t line) { return quoted(path) + " line " + std::to_string(line); };
+  std::vector<std::pair<const setting*, size_t>> seen; // setting, line
+  std::string text;
+  for (size_t number = 1; std::getline(in, text); ++number) {
+    std::string_view line = text;
+    line = trimmed(line.substr(0, line.find('#')));
+    if (line.empty())
+      continue;
+    if (line.front() == '[')
+      return config_error(std::string{line} + ": sections are not supported; write every setting "
+                          "as a top-level \"key = value\" line (in " + where(number) + ")");
+    auto eq = line.find('=');
+    auto key = trimmed(line.substr(0, eq));
+    if (eq == std::string_view::npos || key.empty())
+      return config_error("config: " + where(number) + ": expected \"key = value\" (got "
+                          + quoted(line) + ")");
+    const auto* s = find_setting(key);
+    if (s == nullptr)
+      return config_error(std::string{key} + ": unknown setting (in " + where(number) + ")");
+    auto before = std::find_if(seen.begin(), seen.end(), [&](auto& x) { return x.first == s; });
+    if (before != seen.end())
+      return config_error(std::string{key} + ": set more than once in " + quoted(path)
+                          + " (lines " + std::to_string(before->second) + " and "
+                          + std::to_string(number) + ")");
+    seen.emplace_back(s, number);
+    out.push_back({s, std::string{trimmed(line.substr(eq + 1))}, "file " + where(number)});
   }
-  auto origin = "file " + quoted(path);
-  std::vector<std::string> seen;
-  for (const auto& opt : parsed.options) {
-    if (std::find(seen.begin(), seen.end(), opt.string_key) != seen.end())
-      return config_error(opt.string_key + ": set more than once in " + quoted(path));
-    seen.push_back(opt.string_key);
-    out.push_back({find_setting(opt.string_key), single_value(opt), origin});
-  }
+  if (in.bad())
+    return config_error("config: cannot read " + quoted(path));
   return caf::none;
 }
 
@@ -498,8 +531,9 @@ std::string help_text() {
     "invalid values are errors. Flags take --key value or --key=value.\n"
     "\n"
     "  --config <path>  (FENCELOCK_CONFIG; default: none)\n"
-    "      INI file of settings: one \"key = value\" per line, keys as the flags without\n"
-    "      \"--\", comments start with #. config/fencelock.conf documents every key.\n";
+    "      File of settings: one \"key = value\" per line, keys as the flags without \"--\",\n"
+    "      # starts a comment, no [sections]. Errors name the line. The packaged file\n"
+    "      /etc/fencelock/fencelock.conf documents every key.\n";
   const config defaults;
   for (const auto& s : settings) {
     auto arg = is_text(s)     ? std::string{s.arg}
@@ -518,6 +552,28 @@ bool wants_help(const std::vector<std::string>& args) {
 }
 
 } // namespace
+
+std::vector<setting_doc> setting_docs() {
+  std::vector<setting_doc> out;
+  const config defaults;
+  for (const auto& s : settings) {
+    auto arg = is_text(s)     ? std::string{s.arg}
+               : is_switch(s) ? std::string{"true|false"}
+                              : std::to_string(s.min) + ".." + std::to_string(s.max);
+    out.push_back({std::string{s.key}, arg,
+                   std::string{s.help} + " (" + env_name(s.key)
+                     + "; default: " + value_text(defaults, s) + ")"});
+  }
+  return out;
+}
+
+error_source source_of(const caf::error& err) {
+  const auto& ctx = err.context();
+  if (ctx.size() >= 2 && ctx.match_element<std::string>(1)
+      && ctx.get_as<std::string>(1) == usage_tag)
+    return error_source::command_line;
+  return error_source::configuration;
+}
 
 caf::expected<load_result> load(const std::vector<std::string>& args,
                                 const std::vector<std::string>& env) {

@@ -29,6 +29,27 @@ struct load_result {
 caf::expected<load_result> load(const std::vector<std::string>& args,
                                 const std::vector<std::string>& env);
 
+/// Describes one setting as a flag of `fencelock serve`: for help, completion and the man page.
+struct setting_doc {
+  std::string key;  // the flag without "--"
+  std::string arg;  // the value's placeholder, or its range
+  std::string help; // what it does, with its variable and default
+};
+
+/// Returns every setting, in the order of config/fencelock.conf.
+std::vector<setting_doc> setting_docs();
+
+/// Where a load() error came from.
+enum class error_source {
+  /// A flag or argument of the command line: a usage error (`fencelock serve` exits 64).
+  command_line,
+  /// The file, the environment, or a rule across settings (`fencelock serve` exits 78).
+  configuration,
+};
+
+/// Returns where `err`, an error of load(), came from.
+error_source source_of(const caf::error& err);
+
 /// Checks ranges and cross-field rules of a config however it was built (load() calls it); the
 /// error is as for load().
 caf::error validate(const fencelock::config& cfg);

@@ -8,6 +8,7 @@
 
 #include "net/error_mapping.hpp"
 #include "net/json.hpp"
+#include "net/process_metrics.hpp"
 #include "net/routes.hpp"
 
 namespace fencelock::net {
@@ -65,7 +66,8 @@ void start(service& svc, metrics_query, call_context, reply_handler done) {
   // Answered at once on the calling thread: a scrape reads the counters, it waits for nobody.
   reply result;
   result.text_type = "text/plain; version=0.0.4";
-  result.text = svc.metrics_text();
+  // The service's metrics, then the process's own and the build's (net/process_metrics.hpp).
+  result.text = svc.metrics_text() + process_metrics_text();
   done(std::move(result));
 }
 

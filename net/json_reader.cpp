@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
+#include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parse.hpp>
 
 #include "fencelock/types.hpp"
@@ -10,6 +12,101 @@
 #include "net/json.hpp"
 
 namespace fencelock::net {
+
+namespace {
+
+/// A Boost.JSON SAX handler that only remembers the keys of each open object, and stops at the
+/// first key an object names twice. Bodies and frames are small (body-limit, ws-max-frame), so
+/// a linear search per key is cheaper than hashing.
+struct key_tracker {
+  static constexpr std::size_t max_array_size = static_cast<std::size_t>(-1);
+  static constexpr std::size_t max_object_size = static_cast<std::size_t>(-1);
+  static constexpr std::size_t max_string_size = static_cast<std::size_t>(-1);
+  static constexpr std::size_t max_key_size = static_cast<std::size_t>(-1);
+
+  using error_code = boost::json::error_code;
+  using string_view = boost::json::string_view;
+
+  std::vector<std::vector<std::string>> open; // the keys of each object being read
+  std::string key;                            // the key being read, in parts
+  std::optional<std::string> duplicate;
+
+  bool on_document_begin(error_code&) {
+    return true;
+  }
+  bool on_document_end(error_code&) {
+    return true;
+  }
+  bool on_array_begin(error_code&) {
+    return true;
+  }
+  bool on_array_end(std::size_t, error_code&) {
+    return true;
+  }
+  bool on_object_begin(error_code&) {
+    open.emplace_back();
+    return true;
+  }
+  bool on_object_end(std::size_t, error_code&) {
+    open.pop_back();
+    return true;
+  }
+  bool on_string_part(string_view, std::size_t, error_code&) {
+    return true;
+  }
+  bool on_string(string_view, std::size_t, error_code&) {
+    return true;
+  }
+  bool on_key_part(string_view s, std::size_t, error_code&) {
+    key.append(s.data(), s.size());
+    return true;
+  }
+  bool on_key(string_view s, std::size_t, error_code& ec) {
+    key.append(s.data(), s.size());
+    auto& keys = open.back();
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+      duplicate = std::move(key);
+      ec = boost::json::error::exception; // any error stops the parser; `duplicate` says why
+      return false;
+    }
+    keys.push_back(std::move(key));
+    key.clear();
+    return true;
+  }
+  bool on_number_part(string_view, error_code&) {
+    return true;
+  }
+  bool on_int64(int64_t, string_view, error_code&) {
+    return true;
+  }
+  bool on_uint64(uint64_t, string_view, error_code&) {
+    return true;
+  }
+  bool on_double(double, string_view, error_code&) {
+    return true;
+  }
+  bool on_bool(bool, error_code&) {
+    return true;
+  }
+  bool on_null(error_code&) {
+    return true;
+  }
+  bool on_comment_part(string_view, error_code&) {
+    return true;
+  }
+  bool on_comment(string_view, error_code&) {
+    return true;
+  }
+};
+
+} // namespace
+
+std::optional<std::string> duplicate_key(std::string_view text) {
+  boost::json::basic_parser<key_tracker> parser{boost::json::parse_options{}};
+  boost::json::error_code ec;
+  parser.write_some(false, text.data(), text.size(), ec);
+  return std::move(parser.handler().duplicate);
+}
 
 object_reader::object_reader(std::string_view text, std::initializer_list<std::string_view> known) {
   boost::system::error_code ec;
@@ -20,6 +117,10 @@ object_reader::object_reader(std::string_view text, std::initializer_list<std::s
   }
   if (!parsed.is_object()) {
     error_ = invalid_field("body", "must be a JSON object");
+    return;
+  }
+  if (auto key = duplicate_key(text)) {
+    error_ = invalid_field(printable_excerpt(*key), "given more than once");
     return;
   }
   object_ = std::move(parsed.as_object());

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -17,9 +18,17 @@ namespace fencelock::net {
 
 enum class presence { required, optional };
 
+/*
+ * Returns the first key that some object in the JSON text `text` names twice, at any depth, or
+ * nothing when every object's keys are distinct (or `text` is not JSON at all: the caller's own
+ * parse reports that). JSON leaves duplicate keys undefined and Boost.JSON keeps the last one,
+ * so {"ttlMs":1000,"ttlMs":2000} would quietly mean 2000: the API refuses it instead.
+ */
+std::optional<std::string> duplicate_key(std::string_view text);
+
 class object_reader {
 public:
-  /// Parses `text` as a JSON object and rejects any field outside `known`.
+  /// Parses `text` as a JSON object and rejects a field given twice or outside `known`.
   object_reader(std::string_view text, std::initializer_list<std::string_view> known);
 
   /// Reads the parsed `object`, rejecting any field outside `known`.

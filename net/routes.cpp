@@ -15,6 +15,7 @@
 #include "fencelock/validate.hpp"
 #include "net/error_mapping.hpp"
 #include "net/json.hpp"
+#include "net/openapi.hpp"
 
 namespace fencelock::net {
 
@@ -34,6 +35,7 @@ enum class endpoint {
   healthz,
   readyz,
   metrics,
+  openapi,
   websocket
 };
 
@@ -51,6 +53,8 @@ std::optional<path_match> match_path(std::string_view path) {
     return path_match{endpoint::readyz, {}};
   if (path == "/metrics")
     return path_match{endpoint::metrics, {}};
+  if (path == "/v1/openapi.json")
+    return path_match{endpoint::openapi, {}};
   if (path == "/v1/ws")
     return path_match{endpoint::websocket, {}}; // upgrades are taken before routing
   constexpr std::string_view locks = "/v1/locks";
@@ -230,6 +234,12 @@ route_result route(http::verb method, std::string_view target, std::string_view 
       return readiness(ready);
     case endpoint::metrics:
       return service_call{metrics_query{}};
+    case endpoint::openapi: {
+      reply doc;
+      doc.text_type = "application/json";
+      doc.text = std::string{openapi_document()};
+      return doc;
+    }
     case endpoint::websocket: {
       auto result = error_reply(http::status::upgrade_required, "invalid_request",
                                 "GET /v1/ws needs a WebSocket upgrade (Connection: Upgrade, "

@@ -11,6 +11,7 @@
 //   GET  /v1/locks?prefix=&limit=&cursor=
 //   GET  /healthz                   GET /readyz
 //   GET  /metrics                   (Prometheus text format, docs/metrics.md)
+//   GET  /v1/openapi.json           (this API's OpenAPI document, docs/openapi.json)
 
 #include <functional>
 #include <string>

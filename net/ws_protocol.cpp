@@ -159,6 +159,11 @@ std::variant<ws_request, ws_rejection> parse_ws_request(std::string_view text, c
                                                      "0..2^53-1")};
   ws_request req;
   req.id = *id;
+  // After the id, so that the error can carry it, unless the id itself is what repeats.
+  if (auto key = duplicate_key(text)) {
+    auto err = invalid_field(printable_excerpt(*key), "given more than once");
+    return ws_rejection{*key == "id" ? json::value(nullptr) : std::move(req.id), std::move(err)};
+  }
   const auto* op = object.if_contains("op");
   if (op == nullptr)
     return ws_rejection{req.id, invalid_field("op", "is required")};

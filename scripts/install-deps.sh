@@ -12,19 +12,24 @@ packages=(
   libcaf-dev                         # C++ Actor Framework 0.17: the lock actors
   libboost1.81-dev                   # Boost headers: Asio and Beast for the HTTP front end
   libboost-json1.81-dev              # Boost.JSON: request/response bodies and log lines
-  libboost-program-options1.81-dev   # Boost.Program_options: flags and the config file
+  libboost-program-options1.81-dev   # Boost.Program_options: the flags of `fencelock serve`
+  libcli11-dev                       # CLI11: the command line of the fencelock binary
   libspdlog-dev                      # spdlog: JSON log lines on stdout
   catch2                             # Catch2 2.13: unit and integration tests
   libsqlite3-dev                     # SQLite: the embedded lease store
   prometheus-cpp-dev                 # Prometheus client, core library only: GET /metrics
   libhiredis-dev                     # hiredis: the Redis store's reply parser (and the tests')
+  libsystemd-dev                     # sd_notify: readiness for the systemd unit (Type=notify)
   redis-server                       # a real Redis for the Redis store's tests, which start
                                      # their own on a free port; none uses the system service
   haproxy                            # the load balancer of the two-instance deployment test
                                      # (tests start their own; the system service is not used)
   python3                            # helper scripts
+  zsh                                # checks the zsh completion script (`fencelock completion zsh`)
   python3-websockets                 # an independent WebSocket client for the Python interop
                                      # test (tests/integration/python); system python3 only
+  dpkg-dev                           # dpkg-shlibdeps: the Depends of the Debian package (cpack)
+  systemd                            # systemd-analyze verify: the unit's test (not run as init)
   chromium                           # the browser of the dashboard test (tests/browser), driven
                                      # headless by playwright-core; it never downloads its own
   clang-14                           # the compiler of the libFuzzer targets (fuzz/, scripts/fuzz.sh)

@@ -14,7 +14,10 @@ usage() {
 
 build() {
   scripts/install-deps.sh
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DFENCELOCK_BUILD_TESTS=ON
+  # Prefix /usr: what `cmake --install` and the Debian packages (cpack) lay out, with the
+  # configuration in /etc/fencelock (docs/deployment.md).
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DFENCELOCK_BUILD_TESTS=ON \
+    -DCMAKE_INSTALL_PREFIX=/usr
   cmake --build build -j"$(nproc)"
 }
 

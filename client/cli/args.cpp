@@ -1,8 +1,19 @@
+// The command line of the fencelock binary, on CLI11: one App with a subcommand per command.
+// Values are bound as text and converted after parsing, so that each message names the flag
+// as the user can type it and says what is expected.
+
 #include "client/cli/args.hpp"
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <map>
+#include <memory>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "client/endpoint.hpp"
 
 namespace fencelock::cli {
 
@@ -10,214 +21,678 @@ namespace {
 
 using std::chrono::milliseconds;
 
-struct flag {
-  std::string_view name;  // without the leading "--"
-  bool takes_value;
+/// Largest fencing token (2^53 - 1, exact in JSON).
+constexpr uint64_t max_token = (uint64_t{1} << 53) - 1;
+
+constexpr std::string_view duration_examples = "1h, 90s, 1m30s or 250ms";
+
+constexpr std::string_view footer_text = R"(Environment:
+  FENCELOCK_URL     The server(s) when --url is not given (default http://127.0.0.1:7070).
+
+Durations: integers with units, largest first: 1h, 90s, 1m30s, 250ms; a bare number is
+milliseconds. Output (-o): table on a terminal, JSON lines (one object each) otherwise.
+
+Exit codes: 0 ok; 64 usage error, or the server refused the request as invalid;
+69 server unreachable, no answer in time, store unavailable; 75 lock not acquired within
+--wait; 76 lease lost (run: the command was stopped; release, renew: the lease had already
+ended; check: the token is not current). serve: 69 store, 71 listener, 78 configuration.
+See docs/cli.md or man fencelock.)";
+
+/// One command: its name, what it does, and its synopsis.
+struct command_info {
+  std::string_view name;
+  std::string_view summary;
+  std::string_view usage;
+  bool hidden = false;
 };
 
-// What scan() found: flag values by name ("" for a flag without value), positional arguments
-// in order, and the words after "--".
-struct scanned {
-  std::map<std::string, std::string, std::less<>> values;
-  std::vector<std::string> positional;
-  std::vector<std::string> rest;
-  bool help = false;
+constexpr command_info commands[] = {
+  {"serve",
+   "Run the lock service until SIGTERM or SIGINT; `fencelock serve --help` lists "
+   "every setting.",
+   "serve [--config FILE] [--<setting> VALUE...]"},
+  {"run",
+   "Hold a lock while a command runs: the command gets FENCELOCK_LOCK and "
+   "FENCELOCK_TOKEN, the lease is renewed while it runs and released when it exits; a "
+   "lost lease stops it (SIGTERM, SIGKILL after --grace).",
+   "run <name> [options] -- <command> [args...]"},
+  {"acquire", "Acquire a lease and print it (it is neither renewed nor released).",
+   "acquire <name> [-O owner] [-t ttl] [-w wait]"},
+  {"release", "Release a lease.", "release <name> -O owner -T token"},
+  {"renew", "Renew a lease once, for --ttl from now (default: its own TTL), and print it.",
+   "renew <name> -O owner -T token [-t ttl]"},
+  {"status", "Print a lock's status.", "status <name>"},
+  {"check", "Tell whether a token is the lock's current lease: exit 0 if it is, 76 if not.",
+   "check <name> -T token"},
+  {"list", "List the held locks whose names start with <prefix> (all without one).",
+   "list [prefix]"},
+  {"watch",
+   "Print a lock's state (or every lock's under 'prefix*'), then every change, "
+   "until SIGINT or SIGTERM.",
+   "watch <name> | watch '<prefix>*'"},
+  {"version", "Print the version.", "version [-o json|table]"},
+  {"completion", "Print the completion script for bash or zsh.", "completion bash|zsh"},
+  {"manpage", "Print the man page (troff), for the build to install.", "manpage", true},
 };
 
-/*
- * Splits `args` by the flags in `known`. `allow_rest`: whether "--" may end the options (its
- * words go to `rest`). Returns a usage error, or "" on success.
- */
-std::string scan(const std::vector<std::string>& args, const std::vector<flag>& known,
-                 bool allow_rest, scanned& out) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const auto& arg = args[i];
-    if (arg == "--") {
-      if (!allow_rest)
-        return "unexpected \"--\"";
-      out.rest.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+/// Returns the synopsis of command `name` (after "fencelock "), or of the binary for "".
+std::string_view usage_of(std::string_view name) {
+  for (const auto& c : commands)
+    if (c.name == name)
+      return c.usage;
+  return "<command> [options]  (fencelock <command> --help: its options)";
+}
+
+/// Returns `text` wrapped at `width` columns, words kept whole.
+std::string wrap(std::string_view text, size_t width) {
+  std::string out;
+  size_t line = 0;
+  while (!text.empty()) {
+    auto space = text.find(' ');
+    auto word = text.substr(0, space);
+    text = space == std::string_view::npos ? std::string_view{} : text.substr(space + 1);
+    if (line > 0 && line + 1 + word.size() > width) {
+      out += '\n';
+      line = 0;
+    } else if (line > 0) {
+      out += ' ';
+      ++line;
+    }
+    out += word;
+    line += word.size();
+  }
+  return out;
+}
+
+/// CLI11's help, laid out like the rest of the binary's texts: the synopsis first, then what
+/// the command does, its options with wrapped descriptions, the footer.
+class help_formatter final : public CLI::Formatter {
+public:
+  std::string make_help(const CLI::App* app, std::string name,
+                        CLI::AppFormatMode mode) const override {
+    if (mode == CLI::AppFormatMode::Sub)
+      return make_expanded(app);
+    return make_usage(app, name) + "\n" + wrap(app->get_description(), 96) + "\n"
+           + make_positionals(app) + make_groups(app, mode) + make_subcommands(app, mode) + "\n"
+           + make_footer(app);
+  }
+
+  std::string make_usage(const CLI::App* app, std::string) const override {
+    auto name = app->get_parent() == nullptr ? std::string{} : app->get_name();
+    return "Usage: fencelock " + std::string{usage_of(name)} + "\n";
+  }
+
+  std::string make_option_name(const CLI::Option* o, bool positional) const override {
+    // One word at most is taken (more is an error), so no "..." after the name.
+    return positional ? o->get_name() : CLI::Formatter::make_option_name(o, positional);
+  }
+
+  std::string make_option_opts(const CLI::Option* o) const override {
+    return o->get_positional() ? std::string{} : CLI::Formatter::make_option_opts(o);
+  }
+
+  std::string make_option_desc(const CLI::Option* o) const override {
+    return wrap(o->get_description(), 70);
+  }
+
+  std::string make_subcommand(const CLI::App* sub) const override {
+    std::stringstream out;
+    CLI::detail::format_help(out, sub->get_name(), wrap(sub->get_description(), 70), column_width_);
+    return out.str();
+  }
+};
+
+/// Reads flags and positionals as text; every subcommand binds into the one it uses.
+struct raw_values {
+  std::string url;
+  std::string output;
+  std::string owner;
+  std::string ttl;
+  std::string wait;
+  std::string grace;
+  std::string token;
+  std::string shell;
+  std::vector<std::string> positionals;
+  bool session = false;
+};
+
+/// The App and what its options bind to.
+struct command_line {
+  CLI::App app{"A distributed lock service with fencing tokens, served over HTTP/JSON and "
+               "WebSocket. Commands other than serve are clients of a running server.",
+               "fencelock"};
+  raw_values v;
+  std::map<std::string, CLI::App*, std::less<>> subs;
+  std::map<std::string, std::vector<std::string>, std::less<>> choices; // by long flag name
+
+  explicit command_line(const cli_context& ctx);
+
+  CLI::Option* value(CLI::App* s, const std::string& names, std::string& into,
+                     const std::string& type, const std::string& help) {
+    auto* o = s->add_option(names, into, help)->type_name(type);
+    o->multi_option_policy(CLI::MultiOptionPolicy::TakeAll); // repeats are refused later
+    return o;
+  }
+
+  void url(CLI::App* s) {
+    value(s, "-u,--url", v.url, "URL[,URL...]",
+          "The server: http://host:port or ws://host:port, or several separated by commas "
+          "(instances sharing one store; tried in turn). Default: $FENCELOCK_URL, else "
+          "http://127.0.0.1:7070.");
+  }
+
+  void output(CLI::App* s) {
+    value(s, "-o,--output", v.output, "json|table",
+          "Output format: table (human times, local time) or json (one object per line). "
+          "Default: table on a terminal, json otherwise.");
+    choices["--output"] = {"json", "table"};
+  }
+
+  void owner(CLI::App* s, const std::string& help) {
+    value(s, "-O,--owner", v.owner, "OWNER", help);
+  }
+
+  void token(CLI::App* s, const std::string& help) {
+    value(s, "-T,--token", v.token, "TOKEN", help);
+  }
+
+  void duration(CLI::App* s, const std::string& names, std::string& into, const std::string& help) {
+    value(s, names, into, "DURATION", help);
+  }
+
+  void positional(CLI::App* s, const std::string& name, const std::string& help) {
+    s->add_option(name, v.positionals, help)->type_name("");
+  }
+};
+
+command_line::command_line(const cli_context& ctx) {
+  app.formatter(std::make_shared<help_formatter>());
+  app.set_help_flag("-h,--help", "Print this help and exit.");
+  app.set_version_flag("--version", ctx.version, "Print the version and exit.");
+  app.footer(std::string{footer_text});
+  app.allow_extras(); // unknown commands are reported by us, in words
+  for (const auto& c : commands) {
+    auto* s = app.add_subcommand(std::string{c.name}, std::string{c.summary});
+    s->allow_extras();
+    s->set_help_flag("-h,--help", "Print this help and exit.");
+    s->set_version_flag("--version", ctx.version, "Print the version and exit.");
+    if (c.hidden)
+      s->group("");
+    subs.emplace(c.name, s);
+  }
+  app.require_subcommand(0, 1);
+  subs["serve"]->prefix_command(); // the configuration loader parses its arguments
+
+  auto* run = subs["run"];
+  positional(run, "name", "The lock.");
+  duration(run, "-t,--ttl", v.ttl, "Lease TTL (default 30s); renewed every third of it.");
+  duration(run, "-w,--wait", v.wait,
+           "How long to wait for the lock in the server's queue (default 0: try once).");
+  owner(run, "Owner name (default <hostname>:<pid>:<random hex>).");
+  duration(run, "-g,--grace", v.grace,
+           "Time between SIGTERM and SIGKILL after the lease is lost (default 5s).");
+  run
+    ->add_flag("-s,--session", v.session,
+               "Bind the lease to the connection: it ends when the connection drops (and "
+               "then counts as lost) instead of surviving a reconnect.")
+    ->disable_flag_override();
+  url(run);
+
+  auto* acquire = subs["acquire"];
+  positional(acquire, "name", "The lock.");
+  owner(acquire, "Owner name (default <hostname>:<pid>:<random hex>; printed).");
+  duration(acquire, "-t,--ttl", v.ttl, "Lease TTL (default 30s).");
+  duration(acquire, "-w,--wait", v.wait,
+           "How long to wait for the lock in the server's queue (default 0: try once).");
+  url(acquire);
+  output(acquire);
+
+  auto* release = subs["release"];
+  positional(release, "name", "The lock.");
+  owner(release, "The owner the lease was granted to (required).");
+  token(release, "The lease's fencing token (required).");
+  url(release);
+  output(release);
+
+  auto* renew = subs["renew"];
+  positional(renew, "name", "The lock.");
+  owner(renew, "The owner the lease was granted to (required).");
+  token(renew, "The lease's fencing token (required).");
+  duration(renew, "-t,--ttl", v.ttl, "New TTL from now (default: the lease's own TTL).");
+  url(renew);
+  output(renew);
+
+  auto* status = subs["status"];
+  positional(status, "name", "The lock.");
+  url(status);
+  output(status);
+
+  auto* check = subs["check"];
+  positional(check, "name", "The lock.");
+  token(check, "The fencing token to check (required).");
+  url(check);
+  output(check);
+
+  auto* list = subs["list"];
+  positional(list, "prefix", "Only locks whose names start with it.");
+  url(list);
+  output(list);
+
+  auto* watch = subs["watch"];
+  positional(watch, "name", "A lock, or a prefix ending in * ('*' alone: every lock).");
+  url(watch);
+  output(watch);
+
+  output(subs["version"]);
+
+  auto* completion = subs["completion"];
+  completion->add_option("shell", v.shell, "bash or zsh.")->type_name("");
+  choices["shell"] = {"bash", "zsh"};
+}
+
+/// Returns the option named `flag` ("--ttl") of `s`, or null.
+const CLI::Option* find_option(const CLI::App* s, std::string_view flag) {
+  for (const auto* o : s->get_options())
+    for (const auto& l : o->get_lnames())
+      if ("--" + l == flag)
+        return o;
+  return nullptr;
+}
+
+/// Returns whether the user gave `flag` to `s`.
+bool given(const CLI::App* s, std::string_view flag) {
+  const auto* o = find_option(s, flag);
+  return o != nullptr && o->count() > 0;
+}
+
+bool printable(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
+}
+
+/// Converts what the user typed, checking each value; returns a usage error or "".
+class converter {
+public:
+  converter(const CLI::App* s, const raw_values& v) : s_(s), v_(v) {
+  }
+
+  /// Checks that no flag was given twice (CLI11 takes them all; we refuse).
+  std::string repeats() const {
+    for (const auto* o : s_->get_options())
+      if (!o->get_positional() && o->get_lnames().size() == 1 && o->get_expected_min() > 0
+          && o->count() > 1)
+        return "--" + o->get_lnames().front() + ": given more than once";
+    return {};
+  }
+
+  std::string duration(std::string_view flag, const std::string& text, milliseconds& out,
+                       bool positive) const {
+    if (!given(s_, flag))
+      return {};
+    auto d = parse_duration(text);
+    if (!d || (positive && d->count() == 0))
+      return std::string{flag} + ": expected " + (positive ? "a positive" : "a")
+             + " duration such as " + std::string{duration_examples} + " (got \"" + text + "\")";
+    out = *d;
+    return {};
+  }
+
+  std::string owner(std::string& out, bool required) const {
+    if (!given(s_, "--owner")) {
+      if (required)
+        return "--owner: required (the owner the lease was granted to)";
       return {};
     }
-    if (arg == "-h" || arg == "--help") {
-      out.help = true;
-      continue;
-    }
-    if (!arg.starts_with("-") || arg == "-") {
-      out.positional.push_back(arg);
-      continue;
-    }
-    if (!arg.starts_with("--"))
-      return arg + ": unknown option";
-    auto eq = arg.find('=');
-    auto name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    auto f = std::find_if(known.begin(), known.end(),
-                          [&](const flag& k) { return k.name == name; });
-    if (f == known.end())
-      return "--" + name + ": unknown option";
-    if (out.values.contains(name))
-      return "--" + name + ": given more than once";
-    if (!f->takes_value) {
-      if (eq != std::string::npos)
-        return "--" + name + ": takes no value";
-      out.values[name] = "";
-      continue;
-    }
-    if (eq != std::string::npos) {
-      out.values[name] = arg.substr(eq + 1);
-    } else if (i + 1 < args.size()) {
-      out.values[name] = args[++i];
-    } else {
-      return "--" + name + ": requires a value";
-    }
-  }
-  return {};
-}
-
-std::string pick_url(const scanned& s, std::string_view env_url) {
-  if (auto it = s.values.find("url"); it != s.values.end())
-    return it->second;
-  return std::string{env_url.empty() ? default_url : env_url};
-}
-
-// Reads duration flag `name` into `out` if given; returns a usage error or "".
-std::string read_duration(const scanned& s, std::string_view name, milliseconds& out,
-                          bool positive) {
-  auto it = s.values.find(name);
-  if (it == s.values.end())
+    if (v_.owner.empty())
+      return "--owner: must not be empty (leave --owner out for a generated owner)";
+    if (v_.owner.size() > 128 || !printable(v_.owner))
+      return "--owner: must be 1..128 printable ASCII characters";
+    out = v_.owner;
     return {};
-  auto d = parse_duration(it->second);
-  if (!d || (positive && d->count() == 0))
-    return "--" + std::string{name} + ": expected " + (positive ? "a positive" : "a")
-           + " duration such as 500, 500ms, 30s or 5m (got \"" + it->second + "\")";
-  out = *d;
-  return {};
+  }
+
+  std::string token(uint64_t& out) const {
+    const auto& t = v_.token;
+    auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
+    if (!given(s_, "--token") || t.empty() || ec != std::errc{} || ptr != t.data() + t.size()
+        || out == 0 || out > max_token)
+      return "--token: required, a positive integer (the lease's fencing token)"
+             + (given(s_, "--token") ? " (got \"" + t + "\")" : std::string{});
+    return {};
+  }
+
+  std::string common(const cli_context& ctx, common_args& out) const {
+    if (find_option(s_, "--url") != nullptr) {
+      std::string origin = "--url";
+      out.url = v_.url;
+      if (!given(s_, "--url")) {
+        out.url = ctx.env_url.empty() ? std::string{default_url} : ctx.env_url;
+        origin = "FENCELOCK_URL";
+      }
+      std::string why;
+      if (!detail::parse_endpoints(out.url, why))
+        return origin + ": " + why + " (expected http://host:port or ws://host:port, or "
+               + "several separated by commas)";
+    }
+    out.output = ctx.stdout_is_tty ? output_format::table : output_format::json;
+    if (given(s_, "--output")) {
+      if (v_.output == "json")
+        out.output = output_format::json;
+      else if (v_.output == "table")
+        out.output = output_format::table;
+      else
+        return "--output: expected json or table (got \"" + v_.output + "\")";
+    }
+    return {};
+  }
+
+  /// Takes the single positional argument named `what` into `out`.
+  std::string one_positional(std::string_view what, std::string& out, bool required) const {
+    if (v_.positionals.size() > 1)
+      return "unexpected argument \"" + v_.positionals[1] + "\""
+             + (s_->get_name() == "run" ? " (the command to run comes after \"--\")" : "");
+    if (v_.positionals.empty())
+      return required ? "missing " + std::string{what} : std::string{};
+    out = v_.positionals.front();
+    return {};
+  }
+
+private:
+  const CLI::App* s_;
+  const raw_values& v_;
+};
+
+/// Turns what CLI11 left over (remaining()) into a message: an unknown option or argument.
+std::string leftover_error(const std::vector<std::string>& rest) {
+  const auto& x = rest.front();
+  if (x.starts_with("-") && x != "-") {
+    auto name = x.substr(0, x.find('='));
+    return name + ": unknown option";
+  }
+  return "unexpected argument \"" + x + "\"";
 }
 
-std::string value_or(const scanned& s, std::string_view name, std::string fallback = {}) {
-  auto it = s.values.find(name);
-  return it == s.values.end() ? fallback : it->second;
-}
-
-// Fills the common part (help, one lock name) of `p`; returns false when `p.error` was set.
-template <class Args>
-bool one_name(const scanned& s, parsed<Args>& p, std::string& name, std::string_view what) {
-  p.help = s.help;
-  if (s.help)
-    return false;
-  if (s.positional.empty()) {
-    p.error = "missing " + std::string{what};
-    return false;
+/// Builds the command of subcommand `name` from the parsed values of `s`; `after_dashes`: the
+/// words after "--" (run only). Returns the command, or sets `error`.
+std::optional<cli_command> build(const std::string& name, const CLI::App* s, const raw_values& v,
+                                 const cli_context& ctx, std::vector<std::string> after_dashes,
+                                 std::string& error) {
+  converter c{s, v};
+  std::vector<std::string> errors{c.repeats()};
+  auto result = [&](auto args) -> std::optional<cli_command> {
+    error.clear();
+    for (const auto& e : errors)
+      if (!e.empty() && error.empty())
+        error = e;
+    if (!error.empty())
+      return std::nullopt;
+    return cli_command{std::move(args)};
+  };
+  auto with_common = [&](common_args& a) { errors.push_back(c.common(ctx, a)); };
+  if (name == "run") {
+    run_args a;
+    errors.push_back(c.one_positional("lock name", a.name, true));
+    with_common(a);
+    errors.push_back(c.owner(a.owner, false));
+    errors.push_back(c.duration("--ttl", v.ttl, a.ttl, true));
+    errors.push_back(c.duration("--wait", v.wait, a.wait, false));
+    errors.push_back(c.duration("--grace", v.grace, a.grace, false));
+    a.session = v.session;
+    a.command = std::move(after_dashes);
+    if (a.command.empty())
+      errors.push_back("missing the command to run after \"--\" (fencelock run <name> -- "
+                       "<command> [args...])");
+    return result(std::move(a));
   }
-  if (s.positional.size() > 1) {
-    p.error = "unexpected argument \"" + s.positional[1] + "\"";
-    return false;
+  if (name == "acquire") {
+    acquire_args a;
+    errors.push_back(c.one_positional("lock name", a.name, true));
+    with_common(a);
+    errors.push_back(c.owner(a.owner, false));
+    errors.push_back(c.duration("--ttl", v.ttl, a.ttl, true));
+    errors.push_back(c.duration("--wait", v.wait, a.wait, false));
+    return result(std::move(a));
   }
-  name = s.positional.front();
-  return true;
+  if (name == "release" || name == "renew") {
+    renew_args a;
+    errors.push_back(c.one_positional("lock name", a.name, true));
+    with_common(a);
+    errors.push_back(c.owner(a.owner, true));
+    errors.push_back(c.token(a.token));
+    if (name == "release") {
+      release_args r;
+      static_cast<common_args&>(r) = a;
+      r.name = a.name;
+      r.owner = a.owner;
+      r.token = a.token;
+      return result(std::move(r));
+    }
+    errors.push_back(c.duration("--ttl", v.ttl, a.ttl, true));
+    return result(std::move(a));
+  }
+  if (name == "status") {
+    status_args a;
+    errors.push_back(c.one_positional("lock name", a.name, true));
+    with_common(a);
+    return result(std::move(a));
+  }
+  if (name == "check") {
+    check_args a;
+    errors.push_back(c.one_positional("lock name", a.name, true));
+    with_common(a);
+    errors.push_back(c.token(a.token));
+    return result(std::move(a));
+  }
+  if (name == "list") {
+    list_args a;
+    errors.push_back(c.one_positional("prefix", a.prefix, false));
+    with_common(a);
+    return result(std::move(a));
+  }
+  if (name == "watch") {
+    watch_args a;
+    errors.push_back(c.one_positional("lock name or 'prefix*'", a.target, true));
+    with_common(a);
+    if (a.target.ends_with('*')) {
+      a.target.pop_back();
+      a.prefix = true;
+    }
+    return result(std::move(a));
+  }
+  if (name == "version") {
+    common_args common;
+    errors.push_back(c.common(ctx, common));
+    return result(version_args{common.output});
+  }
+  if (name == "completion") {
+    if (v.shell != "bash" && v.shell != "zsh")
+      errors.push_back(v.shell.empty() ? std::string{"missing the shell: bash or zsh"}
+                                       : "expected bash or zsh (got \"" + v.shell + "\")");
+    return result(completion_args{v.shell});
+  }
+  if (name == "manpage")
+    return result(manpage_args{});
+  error = "unknown command \"" + name + "\"";
+  return std::nullopt;
 }
 
 } // namespace
 
 std::optional<milliseconds> parse_duration(std::string_view text) {
-  int64_t n = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc{} || ptr == text.data() || n < 0)
+  if (text.empty())
     return std::nullopt;
-  std::string_view unit{ptr, static_cast<size_t>(text.data() + text.size() - ptr)};
-  int64_t scale = 0;
-  if (unit.empty() || unit == "ms")
-    scale = 1;
-  else if (unit == "s")
-    scale = 1000;
-  else if (unit == "m")
-    scale = 60'000;
-  if (scale == 0 || n > INT64_MAX / scale / 1000) // keep far from overflow in later sums
-    return std::nullopt;
-  return milliseconds{n * scale};
-}
-
-parsed<run_args> parse_run(const std::vector<std::string>& args, std::string_view env_url) {
-  parsed<run_args> p;
-  scanned s;
-  p.error = scan(args,
-                 {{"ttl", true}, {"wait", true}, {"owner", true}, {"grace", true},
-                  {"url", true}, {"session", false}},
-                 true, s);
-  if (!p.error.empty() || !one_name(s, p, p.args.name, "lock name"))
-    return p;
-  p.args.url = pick_url(s, env_url);
-  p.args.owner = value_or(s, "owner");
-  p.args.session = s.values.contains("session");
-  for (auto e : {read_duration(s, "ttl", p.args.ttl, true),
-                 read_duration(s, "wait", p.args.wait, false),
-                 read_duration(s, "grace", p.args.grace, false)})
-    if (p.error.empty() && !e.empty())
-      p.error = e;
-  if (p.error.empty() && s.rest.empty())
-    p.error = "missing the command to run after \"--\"";
-  p.args.command = s.rest;
-  return p;
-}
-
-parsed<acquire_args> parse_acquire(const std::vector<std::string>& args,
-                                   std::string_view env_url) {
-  parsed<acquire_args> p;
-  scanned s;
-  p.error = scan(args, {{"ttl", true}, {"wait", true}, {"owner", true}, {"url", true}}, false, s);
-  if (!p.error.empty() || !one_name(s, p, p.args.name, "lock name"))
-    return p;
-  p.args.url = pick_url(s, env_url);
-  p.args.owner = value_or(s, "owner");
-  for (auto e : {read_duration(s, "ttl", p.args.ttl, true),
-                 read_duration(s, "wait", p.args.wait, false)})
-    if (p.error.empty() && !e.empty())
-      p.error = e;
-  return p;
-}
-
-parsed<release_args> parse_release(const std::vector<std::string>& args,
-                                   std::string_view env_url) {
-  parsed<release_args> p;
-  scanned s;
-  p.error = scan(args, {{"owner", true}, {"token", true}, {"url", true}}, false, s);
-  if (!p.error.empty() || !one_name(s, p, p.args.name, "lock name"))
-    return p;
-  p.args.url = pick_url(s, env_url);
-  p.args.owner = value_or(s, "owner");
-  if (p.args.owner.empty()) {
-    p.error = "--owner: required (the owner the lease was granted to)";
-    return p;
+  // A bare number: milliseconds, as before units were required.
+  int64_t bare = 0;
+  auto [bare_end, bare_ec] = std::from_chars(text.data(), text.data() + text.size(), bare);
+  if (bare_ec == std::errc{} && bare_end == text.data() + text.size())
+    return bare < 0 || bare > std::numeric_limits<int64_t>::max() / 1'000'000
+             ? std::nullopt
+             : std::optional<milliseconds>{bare};
+  struct unit {
+    std::string_view name;
+    int64_t ms;
+  };
+  // Largest first; a unit may appear once, after every larger one ("1m30s", not "30s1m").
+  static constexpr unit units[] = {{"h", 3'600'000}, {"m", 60'000}, {"s", 1'000}, {"ms", 1}};
+  constexpr int64_t limit = std::numeric_limits<int64_t>::max() / 1'000'000;
+  int64_t total = 0;
+  size_t next_unit = 0;
+  while (!text.empty()) {
+    int64_t n = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc{} || end == text.data() || n < 0)
+      return std::nullopt;
+    text.remove_prefix(static_cast<size_t>(end - text.data()));
+    size_t letters = 0;
+    while (letters < text.size() && text[letters] >= 'a' && text[letters] <= 'z')
+      ++letters;
+    auto name = text.substr(0, letters);
+    text.remove_prefix(letters);
+    size_t u = next_unit;
+    while (u < std::size(units) && units[u].name != name)
+      ++u;
+    if (u == std::size(units) || n > limit / units[u].ms)
+      return std::nullopt;
+    total += n * units[u].ms;
+    if (total > limit)
+      return std::nullopt;
+    next_unit = u + 1;
   }
-  auto token = value_or(s, "token");
-  auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), p.args.token);
-  if (token.empty() || ec != std::errc{} || ptr != token.data() + token.size()
-      || p.args.token == 0)
-    p.error = "--token: required, a positive integer (the lease's fencing token)";
-  return p;
+  return milliseconds{total};
 }
 
-parsed<status_args> parse_status(const std::vector<std::string>& args, std::string_view env_url) {
-  parsed<status_args> p;
-  scanned s;
-  p.error = scan(args, {{"url", true}}, false, s);
-  if (!p.error.empty() || !one_name(s, p, p.args.name, "lock name"))
-    return p;
-  p.args.url = pick_url(s, env_url);
-  return p;
-}
-
-parsed<watch_args> parse_watch(const std::vector<std::string>& args, std::string_view env_url) {
-  parsed<watch_args> p;
-  scanned s;
-  p.error = scan(args, {{"url", true}}, false, s);
-  if (!p.error.empty() || !one_name(s, p, p.args.target, "lock name or 'prefix*'"))
-    return p;
-  p.args.url = pick_url(s, env_url);
-  if (p.args.target.ends_with('*')) {
-    p.args.target.pop_back();
-    p.args.prefix = true;
+std::string format_duration(milliseconds d) {
+  if (d.count() <= 0)
+    return "0s";
+  std::string out;
+  auto ms = d.count();
+  for (auto [name, size] :
+       {std::pair<const char*, int64_t>{"h", 3'600'000}, {"m", 60'000}, {"s", 1'000}, {"ms", 1}}) {
+    if (ms >= size) {
+      out += std::to_string(ms / size) + name;
+      ms %= size;
+    }
   }
-  return p;
+  return out;
+}
+
+std::string_view help_footer() noexcept {
+  return footer_text;
+}
+
+parsed_command parse_command_line(const std::vector<std::string>& args, const cli_context& ctx) {
+  parsed_command out;
+  if (args.empty()) {
+    out.error = "missing command";
+    return out;
+  }
+  auto words = args;
+  if (words.front() == "help") { // `fencelock help [command]`, as `--help`
+    words.erase(words.begin());
+    words.emplace_back("--help");
+  }
+  // serve belongs to the configuration loader: its flags are the settings (config/load.hpp).
+  if (words.front() == "serve") {
+    out.name = "serve";
+    if (std::find(words.begin() + 1, words.end(), "--version") != words.end()) {
+      out.print = ctx.version + "\n";
+      return out;
+    }
+    out.cmd = serve_args{{words.begin() + 1, words.end()}};
+    return out;
+  }
+  // run: what follows "--" is the command, whatever it looks like; CLI11 never sees it.
+  std::vector<std::string> after_dashes;
+  if (words.front() == "run") {
+    auto dashes = std::find(words.begin(), words.end(), "--");
+    if (dashes != words.end()) {
+      after_dashes.assign(dashes + 1, words.end());
+      words.erase(dashes, words.end());
+    }
+  }
+  command_line cl{ctx};
+  std::reverse(words.begin(), words.end()); // CLI11 takes the arguments last first
+  try {
+    cl.app.parse(words);
+  } catch (const CLI::CallForHelp&) {
+    out.print = cl.app.help();
+    return out;
+  } catch (const CLI::CallForAllHelp&) {
+    out.print = cl.app.help("", CLI::AppFormatMode::All);
+    return out;
+  } catch (const CLI::CallForVersion& e) {
+    out.print = std::string{e.what()} + "\n";
+    return out;
+  } catch (const CLI::ParseError& e) {
+    // CLI11's words, except where ours name the flag better.
+    out.error = e.what();
+    constexpr std::string_view override_text = " was given a disallowed flag override";
+    if (auto at = out.error.find(override_text); at != std::string::npos)
+      out.error = "--" + out.error.substr(0, at) + ": takes no value";
+    auto first = args.front() == "help" && args.size() > 1 ? args[1] : args.front();
+    if (std::any_of(std::begin(commands), std::end(commands),
+                    [&](const command_info& c) { return c.name == first; }))
+      out.name = first;
+    return out;
+  }
+  auto parsed = cl.app.get_subcommands();
+  if (parsed.empty()) {
+    auto rest = cl.app.remaining();
+    out.error = rest.empty()                    ? "missing command"
+                : rest.front().starts_with("-") ? leftover_error(rest)
+                                                : "unknown command \"" + rest.front() + "\"";
+    return out;
+  }
+  const auto* sub = parsed.front();
+  out.name = sub->get_name();
+  if (auto rest = sub->remaining(); !rest.empty()) {
+    out.error = leftover_error(rest);
+    if (out.name == "run" && !rest.front().starts_with("-"))
+      out.error += " (the command to run comes after \"--\")";
+    return out;
+  }
+  out.cmd = build(out.name, sub, cl.v, ctx, std::move(after_dashes), out.error);
+  return out;
+}
+
+std::vector<command_doc> describe_commands(const cli_context& ctx) {
+  command_line cl{ctx};
+  std::vector<command_doc> out;
+  for (const auto& info : commands) {
+    const auto* s = cl.subs.find(info.name)->second;
+    command_doc doc;
+    doc.name = std::string{info.name};
+    doc.summary = std::string{info.summary};
+    doc.usage = std::string{info.usage};
+    doc.hidden = info.hidden;
+    for (const auto* o : s->get_options()) {
+      if (o->get_positional()) {
+        doc.positionals.push_back(o->get_name());
+        continue;
+      }
+      option_doc od;
+      for (const auto& n : o->get_snames())
+        od.names.push_back("-" + n);
+      for (const auto& n : o->get_lnames())
+        od.names.push_back("--" + n);
+      od.arg = o->get_expected_min() > 0 ? o->get_type_name() : "";
+      od.help = o->get_description();
+      if (auto it = cl.choices.find(od.names.back()); it != cl.choices.end())
+        od.choices = it->second;
+      doc.options.push_back(std::move(od));
+    }
+    if (info.name == "completion")
+      doc.positional_choices = cl.choices.at("shell");
+    if (info.name == "serve") {
+      doc.options.push_back({{"--config"},
+                             "FILE",
+                             "The configuration file (FENCELOCK_CONFIG): key = value lines.",
+                             {}});
+      for (const auto& f : ctx.serve_flags)
+        doc.options.push_back({{"--" + f.name}, f.arg, f.help, {}});
+    }
+    out.push_back(std::move(doc));
+  }
+  return out;
 }
 
 } // namespace fencelock::cli

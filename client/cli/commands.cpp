@@ -1,18 +1,19 @@
-// Dispatch of the client subcommands, and the short ones: acquire, release, status.
+// Dispatch of the client commands, and the short ones: acquire, release, renew, status, check,
+// list, version, completion, manpage.
 
 #include "client/cli/commands.hpp"
 
 #include <csignal>
-#include <cstdlib>
 #include <exception>
 #include <iostream>
 
 #include <pthread.h>
 
-#include "client/cli/args.hpp"
+#include <boost/json.hpp>
+
+#include "client/cli/completion.hpp"
 #include "client/cli/exit_codes.hpp"
 #include "client/cli/output.hpp"
-#include "client/cli/usage.hpp"
 #include "fencelock/client.hpp"
 
 namespace fencelock::cli {
@@ -29,100 +30,138 @@ void unblock_stop_signals() {
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
 }
 
-// Prints a usage error and returns 64, or the help and 0, for a parse result that is not usable.
-template <class Args>
-int usage_or_help(const parsed<Args>& p, std::string_view command, std::string_view help) {
-  if (p.help) {
-    std::cout << help;
-    return exit_ok;
-  }
-  complain(command, p.error);
-  std::cerr << "Try 'fencelock " << command << " --help'.\n";
-  return exit_usage;
-}
-
-client_options options_for(const std::string& url, const std::string& owner) {
+client_options options_for(const common_args& a, const std::string& owner) {
   client_options opts;
-  opts.url = url;
+  opts.url = a.url;
   opts.owner = owner;
   return opts;
 }
 
-int acquire_command(const std::vector<std::string>& args, std::string_view env_url) {
-  auto p = parse_acquire(args, env_url);
-  if (!p || p.help)
-    return usage_or_help(p, "acquire", acquire_help);
+bool table(const common_args& a) {
+  return a.output == output_format::table;
+}
+
+/// Runs `body` with a client of `a`; reports a client_error as `command` and returns its code.
+template <class Body>
+int with_client(std::string_view command, const common_args& a, const std::string& owner,
+                Body body) {
   unblock_stop_signals();
   try {
-    client c{options_for(p.args.url, p.args.owner)};
-    auto lease = c.acquire(p.args.name, p.args.ttl, p.args.wait);
-    print_line(lease_json(lease));
+    client c{options_for(a, owner)};
+    return body(c);
+  } catch (const client_error& e) {
+    complain(command, e);
+    return exit_code_of(e);
+  }
+}
+
+int acquire_command(const acquire_args& a) {
+  return with_client("acquire", a, a.owner, [&](client& c) {
+    auto lease = c.acquire(a.name, a.ttl, a.wait);
+    auto info = info_of(lease);
+    print_line(table(a) ? lease_table(info, wall_now_ms()) : lease_json(info));
     lease.detach(); // the point of this command: the lease outlives the process
     return exit_ok;
-  } catch (const client_error& e) {
-    complain("acquire", e);
-    return exit_code_of(e);
-  }
+  });
 }
 
-int release_command(const std::vector<std::string>& args, std::string_view env_url) {
-  auto p = parse_release(args, env_url);
-  if (!p || p.help)
-    return usage_or_help(p, "release", release_help);
-  unblock_stop_signals();
-  try {
-    client c{options_for(p.args.url, p.args.owner)};
-    c.release(p.args.name, p.args.token);
-    print_line(R"({"released":true})");
+int release_command(const release_args& a) {
+  return with_client("release", a, a.owner, [&](client& c) {
+    c.release(a.name, a.token);
+    print_line(table(a) ? released_text(a.name, a.token) : released_json());
     return exit_ok;
-  } catch (const client_error& e) {
-    complain("release", e);
-    return exit_code_of(e);
-  }
+  });
 }
 
-int status_command(const std::vector<std::string>& args, std::string_view env_url) {
-  auto p = parse_status(args, env_url);
-  if (!p || p.help)
-    return usage_or_help(p, "status", status_help);
-  unblock_stop_signals();
-  try {
-    client c{options_for(p.args.url, "")};
-    print_line(status_json(c.status(p.args.name)));
+int renew_command(const renew_args& a) {
+  return with_client("renew", a, a.owner, [&](client& c) {
+    auto info = c.renew(a.name, a.token, a.ttl);
+    print_line(table(a) ? lease_table(info, wall_now_ms()) : lease_json(info));
     return exit_ok;
-  } catch (const client_error& e) {
-    complain("status", e);
-    return exit_code_of(e);
+  });
+}
+
+int status_command(const status_args& a) {
+  return with_client("status", a, "", [&](client& c) {
+    auto info = c.status(a.name);
+    print_line(table(a) ? status_table({info}, wall_now_ms()) : status_json(info));
+    return exit_ok;
+  });
+}
+
+int check_command(const check_args& a) {
+  return with_client("check", a, "", [&](client& c) {
+    auto result = c.check(a.name, a.token);
+    print_line(table(a) ? check_text(a.name, a.token, result, wall_now_ms())
+                        : check_json(a.name, a.token, result));
+    return result.current ? exit_ok : exit_lease_lost;
+  });
+}
+
+int list_command(const list_args& a) {
+  return with_client("list", a, "", [&](client& c) {
+    auto locks = c.list(a.prefix);
+    if (table(a)) {
+      print_line(status_table(locks, wall_now_ms()));
+    } else {
+      for (const auto& l : locks)
+        print_line(status_json(l));
+    }
+    return exit_ok;
+  });
+}
+
+int version_command(const version_args& a, const cli_context& ctx) {
+  if (a.output == output_format::table) {
+    print_line(ctx.version);
+  } else {
+    print_line(boost::json::serialize(boost::json::object{{"version", ctx.version}}));
   }
+  return exit_ok;
 }
 
 } // namespace
 
-bool is_client_command(std::string_view command) {
-  return command == "run" || command == "acquire" || command == "release" || command == "status"
-         || command == "watch";
-}
-
-int run_client_command(std::string_view command, const std::vector<std::string>& args) {
-  const char* env = std::getenv("FENCELOCK_URL");
-  std::string env_url = env != nullptr ? env : "";
+int execute(const cli_command& cmd, const cli_context& ctx) {
   try {
-    if (command == "run")
-      return run_command(args, env_url);
-    if (command == "acquire")
-      return acquire_command(args, env_url);
-    if (command == "release")
-      return release_command(args, env_url);
-    if (command == "status")
-      return status_command(args, env_url);
-    if (command == "watch")
-      return watch_command(args, env_url);
+    return std::visit(
+      [&](const auto& a) -> int {
+        using T = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<T, run_args>)
+          return run_command(a);
+        else if constexpr (std::is_same_v<T, acquire_args>)
+          return acquire_command(a);
+        else if constexpr (std::is_same_v<T, release_args>)
+          return release_command(a);
+        else if constexpr (std::is_same_v<T, renew_args>)
+          return renew_command(a);
+        else if constexpr (std::is_same_v<T, status_args>)
+          return status_command(a);
+        else if constexpr (std::is_same_v<T, check_args>)
+          return check_command(a);
+        else if constexpr (std::is_same_v<T, list_args>)
+          return list_command(a);
+        else if constexpr (std::is_same_v<T, watch_args>)
+          return watch_command(a);
+        else if constexpr (std::is_same_v<T, version_args>)
+          return version_command(a, ctx);
+        else if constexpr (std::is_same_v<T, completion_args>) {
+          auto docs = describe_commands(ctx);
+          print_line(a.shell == "zsh" ? zsh_completion(docs) : bash_completion(docs));
+          return exit_ok;
+        } else if constexpr (std::is_same_v<T, manpage_args>) {
+          print_line(man_page(describe_commands(ctx), ctx.version));
+          return exit_ok;
+        } else {
+          complain("serve", "runs in app/serve.cpp, not here"); // serve_args
+          return exit_unavailable;
+        }
+      },
+      cmd);
   } catch (const std::exception& e) {
-    complain(command, std::string{"unexpected error: "} + e.what());
+    complain("", std::string{"unexpected error: "} + e.what());
     return exit_unavailable;
   }
-  complain(command, "unknown command");
-  return exit_usage;
 }
 
 } // namespace fencelock::cli

@@ -1,28 +1,24 @@
 #pragma once
 
-// The client subcommands of the fencelock binary; net/main.cpp dispatches to them.
+// The client commands of the fencelock binary, run from their parsed arguments (args.hpp);
+// app/main.cpp parses the command line and dispatches here (or to serve).
 //
 // Signals: main() blocks SIGINT and SIGTERM before anything else (for `serve`). The short
 // commands unblock them, so Ctrl-C stops a waiting acquire; `run` and `watch` keep them
 // blocked and take them with sigwait, before the client's I/O thread inherits the mask.
 
-#include <string>
-#include <string_view>
-#include <vector>
+#include "client/cli/args.hpp"
 
 namespace fencelock::cli {
 
-/// Returns whether `command` is a client subcommand (run, acquire, release, status, watch).
-bool is_client_command(std::string_view command);
+/// Runs `cmd`, any command but serve (which app/serve.cpp runs), and returns the exit code
+/// (docs/cli.md). Never throws.
+int execute(const cli_command& cmd, const cli_context& ctx);
 
-/// Runs client subcommand `command` with `args` (the words after it); returns the exit code.
-/// Never throws.
-int run_client_command(std::string_view command, const std::vector<std::string>& args);
+/// `fencelock run`. Defined in run_command.cpp.
+int run_command(const run_args& args);
 
-/// `fencelock run`; see usage.hpp. Defined in run_command.cpp.
-int run_command(const std::vector<std::string>& args, std::string_view env_url);
-
-/// `fencelock watch`; see usage.hpp. Defined in watch_command.cpp.
-int watch_command(const std::vector<std::string>& args, std::string_view env_url);
+/// `fencelock watch`. Defined in watch_command.cpp.
+int watch_command(const watch_args& args);
 
 } // namespace fencelock::cli

@@ -31,7 +31,6 @@
 #include "client/cli/commands.hpp"
 #include "client/cli/exit_codes.hpp"
 #include "client/cli/output.hpp"
-#include "client/cli/usage.hpp"
 #include "fencelock/client.hpp"
 
 namespace fencelock::cli {
@@ -242,18 +241,7 @@ int acquire_exit_code(const client_error& e) {
 
 } // namespace
 
-int run_command(const std::vector<std::string>& args, std::string_view env_url) {
-  auto p = parse_run(args, env_url);
-  if (p.help) {
-    std::cout << run_help;
-    return exit_ok;
-  }
-  if (!p) {
-    complain("run", p.error);
-    std::cerr << "Try 'fencelock run --help'.\n";
-    return exit_usage;
-  }
-  const auto& a = p.args;
+int run_command(const run_args& a) {
   int find_err = 0;
   auto path = find_executable(a.command.front(), find_err);
   if (path.empty()) {

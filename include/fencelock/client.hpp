@@ -44,7 +44,10 @@ struct watch_state;
 /// Settings of a client; every field has a usable default.
 struct client_options {
   /// Where the server listens: http://host:port or ws://host:port (the path /v1/ws is implied;
-  /// a path prefix, as behind a proxy, is kept: http://gw/locks -> /locks/v1/ws).
+  /// a path prefix, as behind a proxy, is kept: http://gw/locks -> /locks/v1/ws). Or several,
+  /// separated by commas ("http://a:7070,http://b:7070"): instances that share one store
+  /// (docs/redis.md). The client connects to the first that answers, tries the next at once
+  /// when a connection attempt fails, and after a dropped connection starts with the next.
   std::string url = "http://127.0.0.1:7070";
   /// Names this client in every lease it takes; empty = "<hostname>:<pid>:<random hex>".
   std::string owner;
@@ -227,6 +230,26 @@ struct lock_info {
   uint64_t last_token = 0;
 };
 
+/// A lease as the server answered a renewal by token (client::renew): a lease this client may
+/// not hold itself, e.g. one taken by `fencelock acquire`. Nothing renews it afterwards.
+struct lease_info {
+  std::string name;
+  std::string owner;
+  uint64_t token = 0;
+  std::chrono::milliseconds ttl{0};
+  /// Wall-clock estimate of the server's deadline (ms since the Unix epoch), for display.
+  int64_t expires_at_ms = 0;
+};
+
+/// Whether a token is its lock's current, unexpired lease, at the instant of the answer.
+struct token_check {
+  bool current = false;
+  /// The lock's current token; 0 when the lock is free.
+  uint64_t token = 0;
+  /// The current lease's deadline estimate (ms since the Unix epoch); 0 when the lock is free.
+  int64_t expires_at_ms = 0;
+};
+
 /// One change of a watched lock (a lock_event frame).
 struct watch_event {
   /// "acquired", "renewed", "released" or "expired".
@@ -314,6 +337,21 @@ public:
   /// Releases lease `token` of lock `name` held by this client's owner (e.g. one taken by
   /// another process with the same owner). Throws client_error (lease_lost when it had ended).
   void release(std::string_view name, uint64_t token);
+
+  /// Renews lease `token` of lock `name` held by this client's owner once, for `ttl` from now
+  /// (0 = the lease's own TTL), and returns it. The client does not renew it again. Throws
+  /// client_error (lease_lost when it had ended).
+  lease_info renew(std::string_view name, uint64_t token,
+                   std::chrono::milliseconds ttl = std::chrono::milliseconds{0});
+
+  /// Returns whether `token` is the current, unexpired lease of lock `name` (no owner needed;
+  /// nothing changes). True only at the instant of the answer (docs/fencing.md). Throws
+  /// client_error.
+  token_check check(std::string_view name, uint64_t token);
+
+  /// Returns the locks held now whose names start with `prefix` ("" = all), in name order: the
+  /// snapshot of a subscription that ends at once. Throws client_error.
+  std::vector<lock_info> list(std::string_view prefix);
 
   /// Returns the lock's status. Throws client_error.
   lock_info status(std::string_view name);

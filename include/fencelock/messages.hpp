@@ -54,6 +54,8 @@ FENCELOCK_ATOM(put, "flput");
 FENCELOCK_ATOM(held, "flheld");
 FENCELOCK_ATOM(fence_load, "flfenceld");
 FENCELOCK_ATOM(reserve, "flreserve");
+/// A clean stop: the fence ceiling goes back down to the next unused token.
+FENCELOCK_ATOM(settle, "flsettle");
 FENCELOCK_ATOM(flush, "flflush");
 FENCELOCK_ATOM(redis_reply, "flrreply");
 

@@ -64,6 +64,8 @@ std::vector<bad_case> bad_cases() {
     inv("body is a string", "POST", acq, R"("owner")", ""),
     inv("body is null", "POST", acq, "null", ""),
     inv("trailing garbage", "POST", acq, R"({"owner":"a","ttlMs":1000} x)", ""),
+    inv("a field given twice", "POST", acq, R"({"owner":"a","ttlMs":1000,"ttlMs":2000})",
+        "ttlMs"),
     // owner
     inv("missing owner", "POST", acq, R"({"ttlMs":1000})", "owner"),
     inv("owner is a number", "POST", acq, acquire_body("5", "1000"), "owner"),

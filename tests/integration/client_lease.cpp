@@ -11,12 +11,14 @@
 #include <atomic>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "fencelock/client.hpp"
 #include "integration/client_support.hpp"
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
+#include "support/redis_server.hpp"
 #include "support/server_process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -277,4 +279,99 @@ TEST_CASE("client_reports_an_unreachable_server", "[integration][client]") {
     CHECK(e.code() == "connection_failed");
   }
   CHECK_THROWS_AS(client{options("https://127.0.0.1:1")}, client_error);
+}
+
+TEST_CASE("client_tries_the_next_endpoint_when_one_is_down", "[integration][client]") {
+  temp_dir dir;
+  server_process server{dir.str()};
+  // The first endpoint refuses connections; the client moves on to the second at once.
+  client c{options(url_of(closed_port()) + ", " + url_of(server.port()), "failover")};
+  auto lease = c.acquire("client:failover", 1500ms);
+  CHECK(c.status("client:failover").token == lease.token());
+  // Renewed through the endpoint that answers, for a few TTLs.
+  std::this_thread::sleep_for(4s);
+  CHECK_FALSE(lease.lost());
+  lease.release();
+
+  // Every endpoint down: the error names each.
+  auto a = closed_port();
+  auto b = closed_port();
+  auto opts = options(url_of(a) + "," + url_of(b));
+  opts.connect_timeout = 2s;
+  client none{opts};
+  try {
+    none.status("client:failover");
+    FAIL("a status from no server");
+  } catch (const client_error& e) {
+    CHECK(e.code() == "connection_failed");
+    CHECK(std::string{e.what()}.find(std::to_string(a)) != std::string::npos);
+    CHECK(std::string{e.what()}.find(std::to_string(b)) != std::string::npos);
+  }
+  CHECK_THROWS_AS(client{options(url_of(a) + ",")}, client_error);
+  CHECK_THROWS_AS(client{options(url_of(a) + ",https://x:1")}, client_error);
+}
+
+TEST_CASE("client_lease_moves_to_the_other_instance_when_one_dies",
+          "[integration][client][redis]") {
+  // Two instances on one Redis: the lease lives in the store, so when the instance the client
+  // talks to dies, the client reconnects to the other and goes on renewing the same token,
+  // within its local deadline.
+  auto binary = redis_server_or_skip();
+  if (!binary)
+    return;
+  redis_server redis{*binary};
+  temp_dir dir_a;
+  temp_dir dir_b;
+  std::optional<server_process> a{std::in_place, dir_a.str(),
+                                  std::vector<std::string>{"--store", redis.url()}};
+  server_process b{dir_b.str(), {"--store", redis.url()}};
+  client c{options(url_of(a->port()) + "," + url_of(b.port()), "mover")};
+  auto lease = c.acquire("client:moves", 4s);
+  std::atomic<bool> lost{false};
+  lease.on_lost([&](const lease_loss&) { lost = true; });
+  a->sigkill();
+  a.reset();
+  // Several TTLs later the lease is still held, renewed through b.
+  std::this_thread::sleep_for(9s);
+  CHECK_FALSE(lost);
+  lock_client via_b{b.port()};
+  auto st = via_b.status_of("client:moves");
+  CHECK(st.held);
+  CHECK(st.token == lease.token());
+  lease.release();
+}
+
+TEST_CASE("client_renews_checks_and_lists_by_name_and_token", "[integration][client]") {
+  temp_dir dir;
+  server_process server{dir.str()};
+  client holder{options(url_of(server.port()), "keeper")};
+  auto lease = holder.acquire("client:list:a", 30s);
+  auto other = holder.acquire("client:list:b", 30s);
+  // Another process of the same owner renews by token (as `fencelock renew` does).
+  client same_owner{options(url_of(server.port()), "keeper")};
+  auto renewed = same_owner.renew("client:list:a", lease.token(), 20s);
+  CHECK(renewed.token == lease.token());
+  CHECK(renewed.ttl == 20s);
+  CHECK(same_owner.renew("client:list:a", lease.token()).ttl == 20s); // 0: its own TTL
+  client stranger{options(url_of(server.port()), "stranger")};
+  CHECK_THROWS_AS(stranger.renew("client:list:a", lease.token()), client_error);
+
+  auto yes = stranger.check("client:list:a", lease.token());
+  CHECK(yes.current);
+  CHECK(yes.token == lease.token());
+  CHECK(yes.expires_at_ms > 0);
+  auto no = stranger.check("client:list:a", lease.token() + 100);
+  CHECK_FALSE(no.current);
+  CHECK(no.token == lease.token());
+  auto free_lock = stranger.check("client:list:none", 1);
+  CHECK_FALSE(free_lock.current);
+  CHECK(free_lock.token == 0u);
+
+  auto all = stranger.list("client:list:");
+  REQUIRE(all.size() == 2u);
+  CHECK(all[0].name == "client:list:a");
+  CHECK(all[1].name == "client:list:b");
+  CHECK(all[1].token == other.token());
+  CHECK(stranger.list("client:list:b").size() == 1u);
+  CHECK(stranger.list("nothing:").empty());
 }

@@ -64,6 +64,40 @@ TEST_CASE("metrics_are_scraped_and_move", "[integration]") {
   CHECK(sample(again, "fencelock_locks_held") == 1.0);
 }
 
+TEST_CASE("metrics_describe_the_process_and_the_build", "[integration]") {
+  temp_dir dir;
+  server_process server{dir.str()};
+  lock_client api{server.port()};
+  auto text = scrape(api);
+  INFO(text);
+  for (auto name : {"process_cpu_seconds_total", "process_resident_memory_bytes",
+                    "process_virtual_memory_bytes", "process_open_fds", "process_max_fds",
+                    "process_start_time_seconds"})
+    CHECK(sample(text, name).value_or(-1) >= 0);
+  CHECK(sample(text, "process_resident_memory_bytes") > 0.0);
+  CHECK(sample(text, "process_open_fds") > 2.0); // at least the listener and the store
+  auto started = sample(text, "process_start_time_seconds").value_or(0);
+  auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch());
+  CHECK(started > now.count() - 3600);
+  CHECK(started <= now.count() + 5);
+
+  // fencelock_build_info{version,commit} 1, with the version --version prints.
+  std::string version_line;
+  {
+    child_process v{server_binary(), {"--version"}};
+    REQUIRE(v.wait(30s).has_value());
+    eventually([&] { return v.stdout_closed(); }, 5s);
+    REQUIRE_FALSE(v.lines().empty());
+    version_line = v.lines().front(); // "fencelock 0.1.0 (commit <c>, CAF 0.17.6)"
+  }
+  auto version = version_line.substr(10, version_line.find(' ', 10) - 10);
+  auto commit_at = version_line.find("commit ") + 7;
+  auto commit = version_line.substr(commit_at, version_line.find(',', commit_at) - commit_at);
+  CHECK(sample(text, "fencelock_build_info{version=\"" + version + "\",commit=\"" + commit
+                       + "\"}")
+        == 1.0);
+}
+
 TEST_CASE("metrics_count_waits_store_writes_sessions_and_load", "[integration]") {
   temp_dir dir;
   server_process server{dir.str()};

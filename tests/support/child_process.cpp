@@ -6,11 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 namespace fencelock::test {
@@ -80,7 +82,8 @@ std::string exit_status::describe() const {
   return exited ? "exit " + std::to_string(code) : "signal " + std::to_string(signal);
 }
 
-child_process::child_process(std::string path, std::vector<std::string> args)
+child_process::child_process(std::string path, std::vector<std::string> args,
+                             std::vector<std::string> env)
   : path_(std::move(path)) {
   // A test that writes to a dead child or a closed socket must see EPIPE, not die of SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
@@ -92,6 +95,21 @@ child_process::child_process(std::string path, std::vector<std::string> args)
   for (auto& s : argv_str)
     argv.push_back(s.data());
   argv.push_back(nullptr);
+  // Built before fork: the child may only make async-signal-safe calls.
+  std::vector<std::string> env_str;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry{*e};
+    auto name = entry.substr(0, entry.find('=') + 1);
+    if (std::none_of(env.begin(), env.end(), [&](const std::string& x) {
+          return x.starts_with(name);
+        }))
+      env_str.emplace_back(entry);
+  }
+  env_str.insert(env_str.end(), env.begin(), env.end());
+  std::vector<char*> envp;
+  for (auto& s : env_str)
+    envp.push_back(s.data());
+  envp.push_back(nullptr);
 
   int in[2], out[2], err[2], exec_err[2];
   make_pipe(in);
@@ -121,7 +139,7 @@ child_process::child_process(std::string path, std::vector<std::string> args)
     sigset_t none;
     ::sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execv(argv[0], argv.data());
+    ::execve(argv[0], argv.data(), envp.data());
     int e = errno;
     [[maybe_unused]] auto n = ::write(exec_err[1], &e, sizeof(e));
     ::_exit(127);
@@ -234,6 +252,8 @@ void child_process::read_loop(int fd, std::vector<std::string>& out, bool is_std
     out.push_back(std::move(partial));
   if (is_stdout)
     stdout_eof_ = true;
+  else
+    stderr_eof_ = true;
   cv_.notify_all();
 }
 
@@ -272,6 +292,11 @@ child_process::wait_for_line(const std::function<bool(std::string_view)>& pred,
 bool child_process::stdout_closed() const {
   std::lock_guard<std::mutex> guard{mtx_};
   return stdout_eof_;
+}
+
+bool child_process::output_closed() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return stdout_eof_ && stderr_eof_;
 }
 
 bool child_process::write_stdin(std::string_view data) {

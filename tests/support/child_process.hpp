@@ -37,10 +37,12 @@ struct exit_status {
 
 class child_process {
 public:
-  /// Starts `path` with arguments `args` (argv[1..]). Throws std::runtime_error when fork or exec
-  /// fails. Must be called from the thread that will also destroy it: PR_SET_PDEATHSIG fires when
-  /// the forking *thread* exits.
-  child_process(std::string path, std::vector<std::string> args);
+  /// Starts `path` with arguments `args` (argv[1..]) in this process's environment plus `env`
+  /// ("KEY=VALUE" entries, replacing variables of the same name). Throws std::runtime_error when
+  /// fork or exec fails. Must be called from the thread that will also destroy it:
+  /// PR_SET_PDEATHSIG fires when the forking *thread* exits.
+  child_process(std::string path, std::vector<std::string> args,
+                std::vector<std::string> env = {});
 
   /// Kills the child with SIGKILL unless it was reaped already, reaps it and joins the readers.
   ~child_process();
@@ -67,6 +69,9 @@ public:
 
   /// Returns whether the child closed its stdout (usually: it exited).
   bool stdout_closed() const;
+
+  /// Returns whether the child closed its stdout and its stderr, and both were read to the end.
+  bool output_closed() const;
 
   /// Writes `data` to the child's stdin; returns false when the pipe is closed.
   bool write_stdin(std::string_view data);
@@ -112,6 +117,7 @@ private:
   std::vector<std::string> out_lines_;
   std::vector<std::string> err_lines_;
   bool stdout_eof_ = false;
+  bool stderr_eof_ = false;
   std::atomic<bool> stop_readers_{false};
   std::thread out_reader_;
   std::thread err_reader_;

@@ -193,6 +193,8 @@ http_result http_client::try_request(std::string_view method, std::string_view t
 
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 * 1024 * 1024);
+  if (verb == http::verb::head)
+    parser.skip(true); // the answer announces a body it does not carry
   ec = run_op(d.ioc, [&](auto handler) {
     http::async_read(*d.stream, d.buffer, parser, std::move(handler));
   });

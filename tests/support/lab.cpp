@@ -141,10 +141,13 @@ void lab::stop(int64_t grace_ms) {
   // until its request times out.
   if (grace_ms > 0)
     advance(grace_ms);
+  // One actor at a time, as service::stop() waits for each: the fence issuer settles its
+  // ceiling with the store actor, which must still be there.
   for (auto& inst : instances)
-    for (auto& a : inst.stop_order())
+    for (auto& a : inst.stop_order()) {
       caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-  run();
+      run();
+    }
   for (auto& inst : instances)
     if (inst.store)
       inst.store->close();

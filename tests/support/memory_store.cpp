@@ -31,7 +31,8 @@ caf::error memory_store::commit(const store_batch& batch) {
     std::erase_if(locks_, [&](const auto& kv) {
       return !kv.second.held && kv.second.released_seq <= batch.prune_released_through;
     });
-  fence_ceiling_ = std::max(fence_ceiling_, batch.fence_ceiling);
+  if (batch.fence_ceiling != 0)
+    fence_ceiling_ = batch.fence_ceiling; // lower too, as SQLite: see store_batch
   ++commits_;
   return caf::none;
 }

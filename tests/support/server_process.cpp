@@ -1,5 +1,6 @@
 #include "support/server_process.hpp"
 
+#include <charconv>
 #include <csignal>
 #include <cstdlib>
 #include <stdexcept>
@@ -55,17 +56,38 @@ std::optional<uint16_t> parse_listening_port(std::string_view line) {
   return static_cast<uint16_t>(p);
 }
 
+std::optional<uint16_t> parse_ready_port(std::string_view message) {
+  if (notify_socket::field(message, "READY") != "1")
+    return std::nullopt;
+  auto text = notify_socket::field(message, "X_FENCELOCK_PORT").value_or("");
+  unsigned p = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), p);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || p == 0 || p > 65535)
+    return std::nullopt;
+  return static_cast<uint16_t>(p);
+}
+
 server_process::server_process(std::string data_dir, std::vector<std::string> extra_args,
                                std::chrono::milliseconds start_timeout)
-  : proc_(server_binary(), serve_args(std::move(data_dir), std::move(extra_args))) {
+  : proc_(server_binary(), serve_args(std::move(data_dir), std::move(extra_args)),
+          {notify_.env()}) {
   auto deadline = std::chrono::steady_clock::now() + start_timeout;
-  auto line = proc_.wait_for_line(
-    [](std::string_view l) { return parse_listening_port(l).has_value(); }, start_timeout);
-  if (!line)
-    throw std::runtime_error("the server did not print a \"listening\" line within "
-                             + std::to_string(start_timeout.count()) + " ms\n"
-                             + proc_.diagnostics());
-  port_ = *parse_listening_port(*line);
+  // Whichever comes first: the readiness notification (sent whatever the log level), or the
+  // "listening" line (a server built before notifications, as a benchmark may run).
+  while (port_ == 0) {
+    if (auto msg = notify_.wait_for([](std::string_view m) { return parse_ready_port(m).has_value(); },
+                                    std::chrono::milliseconds{20}))
+      port_ = *parse_ready_port(*msg);
+    else if (auto line = proc_.wait_for_line(
+               [](std::string_view l) { return parse_listening_port(l).has_value(); },
+               std::chrono::milliseconds{0}))
+      port_ = *parse_listening_port(*line);
+    else if (std::chrono::steady_clock::now() >= deadline || proc_.stdout_closed())
+      throw std::runtime_error("the server reported no port (neither READY=1 nor a "
+                               "\"listening\" line) within "
+                               + std::to_string(start_timeout.count()) + " ms\n"
+                               + proc_.diagnostics());
+  }
 
   // Listening is not ready: the store may still be recovering. Poll /readyz until 200.
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -1,8 +1,10 @@
 #pragma once
 
 // The fencelock server binary as a child of the test: `fencelock serve --port 0 --data-dir <dir>`
-// plus extra flags. The constructor returns once the server printed its "listening" line and
-// /readyz answers 200; the destructor kills and reaps it (see child_process).
+// plus extra flags, with a notification socket of the test's as its $NOTIFY_SOCKET. The
+// constructor returns once the server reported its port (in the readiness notification, or in
+// its "listening" line, which a log level above info hides) and /readyz answers 200; the
+// destructor kills and reaps it (see child_process).
 
 #include <chrono>
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "support/child_process.hpp"
+#include "support/notify_socket.hpp"
 
 namespace fencelock::test {
 
@@ -30,7 +33,7 @@ public:
   server_process(const server_process&) = delete;
   server_process& operator=(const server_process&) = delete;
 
-  /// Returns the port from the "listening" line.
+  /// Returns the bound port, as the server reported it.
   uint16_t port() const noexcept {
     return port_;
   }
@@ -80,12 +83,21 @@ public:
     return proc_;
   }
 
+  /// Returns the socket the server sends its systemd notifications to (READY=1, STOPPING=1).
+  notify_socket& notifications() noexcept {
+    return notify_;
+  }
+
 private:
+  notify_socket notify_; // before proc_: the child gets its path
   child_process proc_;
   uint16_t port_ = 0;
 };
 
 /// Parses the port of a `"event":"listening"` line; nothing when `line` is not one.
 std::optional<uint16_t> parse_listening_port(std::string_view line);
+
+/// Parses the port of a readiness notification (READY=1 with X_FENCELOCK_PORT=<port>).
+std::optional<uint16_t> parse_ready_port(std::string_view message);
 
 } // namespace fencelock::test

@@ -303,9 +303,37 @@ TEST_CASE("unknown keys fail naming the key", "[config]") {
   CHECK(load_error({}, {"FENCELOCK_PORTT=1"}) == "FENCELOCK_PORTT: unknown setting");
   temp_file file{"port = 1\nportt = 2\n"};
   CHECK(load_error({"--config", file.path()}).rfind("portt: unknown setting", 0) == 0);
-  temp_file sectioned{"[server]\nport = 1\n"};
-  CHECK(load_error({"--config", sectioned.path()}).rfind("server.port: unknown setting", 0)
-        == 0);
+  CHECK(load_error({"--config", file.path()}).find("line 2") != std::string::npos);
+}
+
+TEST_CASE("config file errors name the line; sections are refused", "[config]") {
+  using fencelock::config_loader::error_source;
+  using fencelock::config_loader::source_of;
+  temp_file sectioned{"# settings\n\n[server]\nport = 1\n"};
+  auto msg = load_error({"--config", sectioned.path()});
+  CAPTURE(msg);
+  CHECK(msg.rfind("[server]: sections are not supported", 0) == 0);
+  CHECK(msg.find(sectioned.path() + "\" line 3") != std::string::npos);
+
+  temp_file bad_value{"port = 1\n\n  log-level = loud   # comment\n"};
+  msg = load_error({"--config", bad_value.path()});
+  CAPTURE(msg);
+  CHECK(msg.rfind("log-level: must be one of", 0) == 0);
+  CHECK(msg.find("(got \"loud\")") != std::string::npos); // blanks and the comment trimmed
+  CHECK(msg.find("line 3") != std::string::npos);
+
+  temp_file twice{"port = 1\nhost = 127.0.0.1\nport = 2\n"};
+  CHECK(load_error({"--config", twice.path()}).find("(lines 1 and 3)") != std::string::npos);
+
+  // A bad file or environment is a configuration error; a bad flag is a usage error.
+  CHECK(source_of(load({"--config", bad_value.path()}, {}).error())
+        == error_source::configuration);
+  CHECK(source_of(load({}, {"FENCELOCK_PORT=x"}).error()) == error_source::configuration);
+  CHECK(source_of(load({"--port", "x"}, {}).error()) == error_source::command_line);
+  CHECK(source_of(load({"--bogus"}, {}).error()) == error_source::command_line);
+  CHECK(source_of(load({"stray"}, {}).error()) == error_source::command_line);
+  CHECK(source_of(load({"--ttl-min-ms", "5000", "--ttl-max-ms", "1000"}, {}).error())
+        == error_source::configuration); // a rule across settings
 }
 
 TEST_CASE("malformed input fails with a message", "[config]") {
@@ -316,6 +344,8 @@ TEST_CASE("malformed input fails with a message", "[config]") {
         == 0);
   temp_file garbage{"port 7070\n"};
   CHECK(load_error({"--config", garbage.path()}).rfind("config: ", 0) == 0);
+  CHECK(load_error({"--config", garbage.path()}).find("line 1: expected \"key = value\"")
+        != std::string::npos);
   temp_file twice{"port = 1\nport = 2\n"};
   CHECK(load_error({"--config", twice.path()}).rfind("port: set more than once", 0) == 0);
 }

@@ -13,6 +13,7 @@
 
 #include "fencelock/config.hpp"
 #include "net/json.hpp"
+#include "net/json_reader.hpp"
 #include "net/routes.hpp"
 
 namespace http = boost::beast::http;
@@ -164,6 +165,24 @@ TEST_CASE("routes refuse bad acquire bodies, naming the field", "[net]") {
     CAPTURE(c.body);
     expect_invalid(post("/v1/locks/a/acquire", c.body), c.field);
   }
+}
+
+TEST_CASE("routes refuse a body that names a field twice, naming it", "[net]") {
+  // JSON leaves duplicates undefined and Boost.JSON keeps the last: 2000 must not win quietly.
+  expect_invalid(post("/v1/locks/a/acquire", R"({"owner":"w","ttlMs":1000,"ttlMs":2000})"),
+                 "ttlMs");
+  expect_invalid(post("/v1/locks/a/acquire", R"({"owner":"w","owner":"w","ttlMs":1000})"),
+                 "owner");
+  expect_invalid(post("/v1/locks/a/renew", R"({"owner":"w","token":1,"token":1})"), "token");
+  expect_invalid(post("/v1/locks/a/check", R"({"token":1,"token":2})"), "token");
+  auto r = expect_reply(post("/v1/locks/a/acquire", R"({"owner":"w","ttlMs":1000,"ttlMs":2000})"));
+  CHECK(text(r, "message") == "ttlMs: given more than once");
+  // Equal keys in different objects are not duplicates; neither are keys that differ in case.
+  CHECK(fencelock::net::duplicate_key(R"({"a":{"a":1},"b":[{"a":1},{"a":2}],"A":1})")
+        == std::nullopt);
+  CHECK(fencelock::net::duplicate_key(R"({"a":{"b":1,"b":2}})") == "b");
+  CHECK(fencelock::net::duplicate_key(R"({"\u0061":1,"a":2})") == "a"); // escapes decoded
+  CHECK(fencelock::net::duplicate_key("not json") == std::nullopt);
 }
 
 TEST_CASE("routes refuse an owner longer than 128 characters", "[net]") {

@@ -108,6 +108,40 @@ TEST_CASE("tokens strictly increase across locks and grants", "[actors]") {
   }
 }
 
+TEST_CASE("a clean stop gives back the unused rest of the token block", "[actors]") {
+  auto store = std::make_shared<memory_store>();
+  uint64_t last = 0;
+  {
+    actor_fixture f{store, 100, 1000};
+    for (int i = 0; i < 3; ++i)
+      last = f.acquire("a" + std::to_string(i), "o", 60'000)->value().value().token;
+    CHECK(store->fence_ceiling() > last + 1); // a block reserved ahead
+  } // a clean stop, as service::stop() does it (SIGTERM)
+  CHECK(store->fence_ceiling() == last + 1);
+  actor_fixture again{store, 100, 1000};
+  CHECK(again.acquire("b", "o", 60'000)->value().value().token == last + 1);
+}
+
+TEST_CASE("a crashed fence issuer leaves its block reserved: tokens skip, never repeat",
+          "[actors]") {
+  auto store = std::make_shared<memory_store>();
+  uint64_t last = 0;
+  uint64_t ceiling = 0;
+  {
+    actor_fixture f{store, 100, 1000};
+    last = f.acquire("a", "o", 60'000)->value().value().token;
+    ceiling = store->fence_ceiling();
+    // Any end but a clean stop (here a kill) leaves the durable ceiling where it was.
+    caf::anon_send_exit(f.runtime->actors().front(), caf::exit_reason::kill);
+    f.run();
+  }
+  CHECK(store->fence_ceiling() == ceiling);
+  actor_fixture again{store, 100, 1000};
+  auto next = again.acquire("b", "o", 60'000)->value().value().token;
+  CHECK(next > last);
+  CHECK(next == ceiling); // at most one block skipped
+}
+
 TEST_CASE("idle lock actors are retired; held ones stay", "[actors]") {
   actor_fixture f;
   auto base = f.running_actors();

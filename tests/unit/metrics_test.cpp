@@ -11,6 +11,7 @@
 
 #include "actors/metrics.hpp"
 #include "fencelock/config.hpp"
+#include "net/process_metrics.hpp"
 #include "net/routes.hpp"
 #include "support/prom_text.hpp"
 
@@ -93,6 +94,39 @@ TEST_CASE("GET /metrics routes to the metrics, other methods get 405", "[metrics
   REQUIRE(std::holds_alternative<reply>(posted));
   CHECK(std::get<reply>(posted).status == http::status::method_not_allowed);
   CHECK(std::get<reply>(posted).allow == "GET");
+}
+
+TEST_CASE("process metrics come from /proc/<pid>/stat", "[metrics]") {
+  using fencelock::net::parse_proc_stat;
+  using fencelock::net::process_sample;
+  // proc(5): utime 14, stime 15, starttime 22, vsize 23, rss 24; the name may hold ") (".
+  const std::string stat = "4242 (a) (b c) S 1 4242 4242 0 -1 4194560 10 0 0 0 "
+                           "250 150 0 0 20 0 9 0 1000 104857600 2560 18446744073709551615";
+  process_sample x;
+  REQUIRE(parse_proc_stat(stat, 100, 4096, 1'700'000'000, x));
+  CHECK(x.cpu_seconds == Approx(4.0));
+  CHECK(x.start_time_seconds == Approx(1'700'000'010.0));
+  CHECK(x.virtual_bytes == Approx(104857600.0));
+  CHECK(x.resident_bytes == Approx(2560.0 * 4096));
+  CHECK_FALSE(parse_proc_stat("garbage", 100, 4096, 0, x));
+  CHECK_FALSE(parse_proc_stat("1 (x) S 1 2", 100, 4096, 0, x));
+
+  // This very process, read from /proc.
+  auto self = fencelock::net::read_process_sample();
+  REQUIRE(self.has_value());
+  CHECK(self->resident_bytes > 0);
+  CHECK(self->open_fds >= 3);
+  CHECK(self->start_time_seconds > 1'500'000'000);
+
+  auto text = fencelock::net::process_metrics_text(x, "1.2.3", "abc\"def");
+  CHECK(has_line(text, "# TYPE process_cpu_seconds_total counter"));
+  CHECK(sample(text, "process_cpu_seconds_total") == Approx(4.0));
+  CHECK(sample(text, "process_resident_memory_bytes") == Approx(2560.0 * 4096));
+  CHECK(has_line(text, R"(fencelock_build_info{version="1.2.3",commit="abc\"def"} 1)"));
+  // Without a reading, the build info alone.
+  auto bare = fencelock::net::process_metrics_text(std::nullopt, "1.2.3", "abc");
+  CHECK_FALSE(sample(bare, "process_open_fds"));
+  CHECK(sample(bare, R"(fencelock_build_info{version="1.2.3",commit="abc"})") == 1.0);
 }
 
 TEST_CASE("reads have a budget of their own", "[overload]") {

@@ -111,6 +111,15 @@ TEST_CASE("a bad request is refused with its id and the field named") {
   }
 }
 
+TEST_CASE("a frame that names a field twice is refused, with its id unless the id repeats") {
+  auto r = rejected(R"({"id":3,"op":"acquire","lock":"l","owner":"w","ttlMs":1000,"ttlMs":2000})");
+  CHECK(r.id == json::value(3));
+  CHECK(error_message(r.error) == "ttlMs: given more than once");
+  auto twice = rejected(R"({"id":3,"id":4,"op":"status","lock":"l"})");
+  CHECK(twice.id.is_null());
+  CHECK(error_message(twice.error).starts_with("id:"));
+}
+
 TEST_CASE("answers carry the request's id; errors carry the HTTP API's code") {
   lease l{"jobs:r", "w1", 42, 30000, 1700000000000};
   auto granted = frame(granted_frame(json::value("a1"), l));

@@ -42,7 +42,8 @@ typename Inspector::result_type inspect(Inspector& f, stored_lock& x) {
 /// Writes that become durable together, in one transaction.
 struct store_batch {
   std::vector<stored_lock> locks;
-  /// New fence ceiling, or 0 to leave it unchanged.
+  /// New fence ceiling, or 0 to leave it unchanged. It may be lower than the stored one: a clean
+  /// stop gives back the unused rest of a reserved block (fence_issuer.hpp).
   uint64_t fence_ceiling = 0;
   /// Deletes the released records numbered up to this (0 = none): they are no longer kept.
   uint64_t prune_released_through = 0;

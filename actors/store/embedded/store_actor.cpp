@@ -56,6 +56,11 @@ store_actor::behavior_type store_actor_impl(self_ptr self, std::shared_ptr<lease
       batch.fence_ceiling = std::max(batch.fence_ceiling, ceiling);
       return enqueue_write(self);
     },
+    [=](settle_atom, uint64_t ceiling) -> caf::result<bool> {
+      // The issuer sends it last and hands out no token after it, so no reserve can follow.
+      self->state.batch.fence_ceiling = ceiling;
+      return enqueue_write(self);
+    },
     [=](flush_atom) {
       auto& s = self->state;
       s.flush_scheduled = false;

@@ -23,8 +23,10 @@
 namespace fencelock {
 
 /// Wraps a lease_store; batches concurrent writes into one durable commit.
+/// reserve raises the fence ceiling; settle sets it, lower too (the issuer's clean stop).
 using store_actor = caf::typed_actor<caf::replies_to<put_atom, stored_lock>::with<bool>,
                                      caf::replies_to<reserve_atom, uint64_t>::with<bool>,
+                                     caf::replies_to<settle_atom, uint64_t>::with<bool>,
                                      caf::reacts_to<flush_atom>>;
 
 /// Lists held locks from the lease table.
