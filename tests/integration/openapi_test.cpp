@@ -125,7 +125,7 @@ TEST_CASE("openapi_every_route_and_error_conforms", "[integration][openapi]") {
   op("HEAD", "/dashboard/style.css", std::nullopt, 200);
   op("GET", "/dashboard/app.js", std::nullopt, 304, {{"If-None-Match", script.header("etag")}});
   op("GET", "/dashboard/nope.js", std::nullopt, 404);
-  op("GET", "/v1/ws", std::nullopt, 404); // not an upgrade
+  op("GET", "/v1/ws", std::nullopt, 426); // not an upgrade
   {
     raw_connection ws{port};
     REQUIRE_FALSE(ws.send(raw_request("GET", "/v1/ws", std::nullopt,

@@ -132,7 +132,8 @@ TEST_CASE("a crashed fence issuer leaves its block reserved: tokens skip, never 
     last = f.acquire("a", "o", 60'000)->value().value().token;
     ceiling = store->fence_ceiling();
     // Any end but a clean stop (here a kill) leaves the durable ceiling where it was.
-    caf::anon_send_exit(f.runtime->actors().front(), caf::exit_reason::kill);
+    auto issuer = std::static_pointer_cast<embedded_store>(f.runtime)->issuer_handle();
+    caf::anon_send_exit(issuer, caf::exit_reason::kill);
     f.run();
   }
   CHECK(store->fence_ceiling() == ceiling);

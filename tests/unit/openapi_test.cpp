@@ -63,7 +63,8 @@ TEST_CASE("the OpenAPI document and docs/http-api.md name every error code", "[o
   auto docs = read(FENCELOCK_SOURCE_DIR "/docs/http-api.md");
   std::vector<std::string> all = http_layer_codes;
   for (auto x : fencelock::all_errc)
-    all.emplace_back(fencelock::to_string(x));
+    if (x != fencelock::errc::cancelled) // the outcome of a client gone away: never sent
+      all.emplace_back(fencelock::to_string(x));
   for (const auto& code : all) {
     INFO(code);
     CHECK(std::find(codes.begin(), codes.end(), json::value(code)) != codes.end());

@@ -64,6 +64,11 @@ public:
     return env_->store;
   }
 
+  /// Returns the fence issuer (for tests).
+  fence_issuer_actor issuer_handle() const noexcept {
+    return env_->fence;
+  }
+
   /// Returns the lease table (for tests).
   const lease_table& table() const noexcept {
     return *env_->table;
