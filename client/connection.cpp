@@ -246,8 +246,10 @@ void connection::on_frame(std::string_view text) {
     p.handler(decode_answer(frame));
     return;
   }
-  if (type == "hello")
+  if (type == "hello") {
+    server_idle_timeout_ = hello_idle_timeout(frame);
     return;
+  }
   if (hooks_.push)
     hooks_.push(frame);
 }
@@ -286,6 +288,7 @@ void connection::fail_link(const std::string& why) {
     return;
   bool was_open = state_ == state::open;
   ++gen_;
+  server_idle_timeout_.reset();
   if (link_) {
     link_->spare = std::move(out_); // a write in flight still points into these
     beast::get_lowest_layer(link_->ws).close();

@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,17 @@ public:
     return state_ == state::open;
   }
 
+  /*
+   * Returns how long after the server last received a frame of ours it may already have closed
+   * this connection: half its idle timeout from the hello (Beast's idle timer ticks every half
+   * and closes on the second quiet tick), or a cautious 500 ms before any hello or from a
+   * server that sends none. A session-bound lease ends with the connection, so its holder
+   * counts its local deadline with this too.
+   */
+  std::chrono::milliseconds session_window() const noexcept {
+    return server_idle_timeout_ ? *server_idle_timeout_ / 2 : std::chrono::milliseconds{500};
+  }
+
   /// Returns the endpoint connected to, or the one to try next.
   const endpoint& current() const noexcept {
     return endpoints_[current_];
@@ -119,6 +131,7 @@ private:
   std::chrono::milliseconds connect_timeout_;
   std::chrono::milliseconds idle_timeout_;
   hooks hooks_;
+  std::optional<std::chrono::milliseconds> server_idle_timeout_; // from this link's hello
 
   state state_ = state::idle;
   uint64_t gen_ = 0;  // bumped per attempt and per drop: a handler of an older one returns

@@ -100,6 +100,8 @@ private:
   using grant_promise = std::promise<std::shared_ptr<lease_state>>;
   void on_granted(const std::shared_ptr<grant_promise>& done, renewal_schedule::time_point sent,
                   lease_scope scope, answer a);
+  /// Returns the TTL a lease's local deadline counts with (see lease_state::local_ttl).
+  std::chrono::milliseconds local_ttl_of(std::chrono::milliseconds ttl, lease_scope scope) const;
   void start_renewing(const std::shared_ptr<lease_state>& l);
   void arm(const std::shared_ptr<lease_state>& l);
   void tick(const std::shared_ptr<lease_state>& l);

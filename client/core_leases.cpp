@@ -53,17 +53,18 @@ void client_core::on_granted(const std::shared_ptr<grant_promise>& done,
     return done->set_exception(std::make_exception_ptr(
       client_error("protocol_error", "the grant is not a lease of this owner")));
   auto fraction = opts_.renew_fraction;
-  milliseconds ttl{granted->ttl_ms};
+  auto ttl = local_ttl_of(milliseconds{granted->ttl_ms}, scope);
   if (!renewal_schedule::stale_on_arrival(ttl, fraction, sent, clock::now())) {
-    auto l = std::make_shared<lease_state>(*granted, scope, renewal_schedule{ttl, fraction, sent},
-                                           strand_);
+    auto l = std::make_shared<lease_state>(*granted, scope, ttl,
+                                           renewal_schedule{ttl, fraction, sent}, strand_);
     start_renewing(l);
     return done->set_value(l);
   }
   // Granted after waiting in the queue: the server's deadline started at the hand-over, some
   // time after `sent` that we cannot know. Renew once; its send time starts a known deadline.
   auto confirm_sent = clock::now();
-  conn_->request(renew_fields(granted->name, granted->owner, granted->token, ttl),
+  conn_->request(renew_fields(granted->name, granted->owner, granted->token,
+                              milliseconds{granted->ttl_ms}),
                  opts_.request_timeout,
                  [this, done, scope, fraction, confirm_sent, g = *granted](answer r) {
                    auto confirmed = r.ok() ? decode_lease(*r.result) : std::nullopt;
@@ -76,12 +77,24 @@ void client_core::on_granted(const std::shared_ptr<grant_promise>& done,
                        r.ok() ? "protocol_error" : r.error->code(),
                        "granted after waiting, but the lease could not be confirmed: " + why)));
                    }
-                   milliseconds cttl{confirmed->ttl_ms};
+                   auto cttl = local_ttl_of(milliseconds{confirmed->ttl_ms}, scope);
                    auto l = std::make_shared<lease_state>(
-                     *confirmed, scope, renewal_schedule{cttl, fraction, confirm_sent}, strand_);
+                     *confirmed, scope, cttl, renewal_schedule{cttl, fraction, confirm_sent},
+                     strand_);
                    start_renewing(l);
                    done->set_value(l);
                  });
+}
+
+milliseconds client_core::local_ttl_of(milliseconds ttl, lease_scope scope) const {
+  // A session-bound lease ends when the server closes the connection, which it may do a
+  // session window after it last heard from us, whatever the TTL. The server heard a confirmed
+  // request no earlier than we sent it, so counting that window from the send of the last
+  // confirmed acquire or renew (as the TTL is) keeps the stop-at-your-own-deadline rule true
+  // for a client frozen past the idle timeout. Such leases renew that much more often.
+  if (scope == lease_scope::session)
+    return std::min(ttl, conn_->session_window());
+  return ttl;
 }
 
 void client_core::start_renewing(const std::shared_ptr<lease_state>& l) {
@@ -132,7 +145,7 @@ void client_core::on_renewed(const std::shared_ptr<lease_state>& l,
     return lose(l, loss_cause::refused, "renew refused: " + describe(*a.error));
   auto renewed = a.ok() ? decode_lease(*a.result) : std::nullopt;
   if (renewed && renewed->token == l->token) {
-    auto ttl = std::min(milliseconds{renewed->ttl_ms}, l->ttl);
+    auto ttl = std::min(milliseconds{renewed->ttl_ms}, l->local_ttl);
     l->schedule.renew_confirmed(sent, ttl);
     // Answers come in any order: an older attempt's carries an older expiresAt.
     if (renewed->expires_at_ms > l->expires_at_ms.load())

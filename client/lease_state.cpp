@@ -2,12 +2,14 @@
 
 namespace fencelock::detail {
 
-lease_state::lease_state(const lease_fields& granted, lease_scope sc, renewal_schedule sched,
+lease_state::lease_state(const lease_fields& granted, lease_scope sc,
+                         std::chrono::milliseconds local_ttl_, renewal_schedule sched,
                          const connection::executor& ex)
   : name(granted.name),
     owner(granted.owner),
     token(granted.token),
     ttl(granted.ttl_ms),
+    local_ttl(local_ttl_),
     scope(sc),
     deadline_ticks(sched.deadline().time_since_epoch().count()),
     expires_at_ms(granted.expires_at_ms),

@@ -26,14 +26,17 @@ struct lease_state {
   /// Where the holder stands with the lease (guarded by mtx).
   enum class standing : uint8_t { holding, detached, released };
 
-  lease_state(const lease_fields& granted, lease_scope sc, renewal_schedule sched,
-              const connection::executor& ex);
+  /// `local_ttl` is what the local deadline counts with: the TTL, or for a session-bound lease
+  /// at most the connection's session window (connection::session_window).
+  lease_state(const lease_fields& granted, lease_scope sc, std::chrono::milliseconds local_ttl,
+              renewal_schedule sched, const connection::executor& ex);
 
   // Immutable.
   const std::string name;
   const std::string owner;
   const uint64_t token;
-  const std::chrono::milliseconds ttl;
+  const std::chrono::milliseconds ttl;  // what each renewal asks for
+  const std::chrono::milliseconds local_ttl;
   const lease_scope scope;
 
   // Atomic: written on the strand, read by any thread.

@@ -66,6 +66,16 @@ std::optional<uint64_t> frame_id(const json::object& frame) {
   return u64(frame, "id");
 }
 
+std::optional<std::chrono::milliseconds> hello_idle_timeout(const json::object& frame) {
+  const auto* limits = field(frame, "limits");
+  if (limits == nullptr || !limits->is_object())
+    return std::nullopt;
+  auto ms = u64(limits->get_object(), "idleTimeoutMs");
+  if (!ms || *ms == 0 || *ms > 86'400'000)
+    return std::nullopt;
+  return std::chrono::milliseconds{static_cast<int64_t>(*ms)};
+}
+
 answer decode_answer(const json::object& frame) {
   auto type = frame_type(frame);
   if (type == "reply" || type == "granted") {

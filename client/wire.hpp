@@ -4,6 +4,7 @@
 // the public structs, no I/O. A frame that does not have the documented shape reads as nothing
 // (or a "protocol_error" answer) instead of throwing on the I/O thread.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -52,6 +53,10 @@ std::string_view frame_type(const boost::json::object& frame);
 
 /// Returns the frame's "id" when it is an integer this client could have sent.
 std::optional<uint64_t> frame_id(const boost::json::object& frame);
+
+/// Returns the idle timeout a hello frame announces (limits.idleTimeoutMs), if it is there and
+/// positive.
+std::optional<std::chrono::milliseconds> hello_idle_timeout(const boost::json::object& frame);
 
 /// Reads a reply, granted or error frame.
 answer decode_answer(const boost::json::object& frame);

@@ -184,7 +184,9 @@ std::string hello_frame(std::string_view session, std::string_view version, cons
     {"limits",
      {{"maxFrame", cfg.ws_max_frame},
       {"maxSubscriptions", cfg.ws_max_subscriptions},
-      {"maxPending", cfg.ws_max_pending}}}});
+      {"maxPending", cfg.ws_max_pending},
+      // A client bounds a session-bound lease by it (docs/websocket-api.md).
+      {"idleTimeoutMs", cfg.ws_idle_timeout_ms}}}});
 }
 
 std::string reply_frame(const json::value& id, std::string_view op, json::value result) {

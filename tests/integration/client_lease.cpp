@@ -217,6 +217,33 @@ TEST_CASE("client_session_lease_ends_with_its_connection", "[integration][client
   CHECK(api.status_of("client:ttl").held); // lives until its TTL
 }
 
+// Issue 12 (7): a client frozen past the server's idle timeout lost a 60 s session lease in
+// about 1.5 s, long before the deadline it counted. The server may close a quiet socket half
+// its idle timeout after it last heard from the client (hello's limits.idleTimeoutMs), and
+// the session lease ends with it, so the client counts that into the lease's local deadline.
+TEST_CASE("client_session_lease_deadline_counts_the_idle_timeout", "[integration][client]") {
+  temp_dir dir;
+  server_process server{dir.str(), {"--ws-idle-timeout-ms", "2000"}};
+  lock_client api{server.port()};
+  client c{options(url_of(server.port()), "frozen")};
+  auto session = c.acquire("client:session-idle", 60s, 0ms, fencelock::lease_scope::session);
+  auto plain = c.acquire("client:ttl-idle", 60s);
+  // The session window is 1 s: a holder frozen from here on must stop within it.
+  CHECK(session.local_deadline() <= steady::now() + 1s);
+  CHECK(session.ttl() == 60s); // what it asks the server for is unchanged
+  CHECK(plain.local_deadline() > steady::now() + 30s);
+  // Renewed within the window, it lives on well past it.
+  std::this_thread::sleep_for(3s);
+  CHECK_FALSE(session.lost());
+  CHECK(session.local_deadline() > steady::now());
+  CHECK(session.local_deadline() <= steady::now() + 1s);
+  auto st = api.status_of("client:session-idle");
+  CHECK(st.held);
+  CHECK(st.token == session.token());
+  session.release();
+  plain.release();
+}
+
 TEST_CASE("client_watch_sees_snapshot_then_events", "[integration][client]") {
   temp_dir dir;
   server_process server{dir.str()};

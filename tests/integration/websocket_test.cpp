@@ -83,6 +83,7 @@ TEST_CASE("ws_hello_describes_the_session_and_its_limits", "[integration][websoc
   CHECK(ws.hello().at("type") == "hello");
   CHECK(ws.hello().at("session").as_string().size() == 16);
   CHECK(ws.hello().at("limits").at("maxFrame") == 4096);
+  CHECK(ws.hello().at("limits").at("idleTimeoutMs") == 30'000);
 }
 
 TEST_CASE("ws_pipelined_requests_are_answered_out_of_order_and_the_waiter_is_handed_the_lock",

@@ -150,3 +150,18 @@ TEST_CASE("status, events and lease_lost pushes", "[client][wire]") {
   CHECK(std::string{to_string(loss_cause::store_lost)} == "store_lost");
   CHECK(std::string{to_string(loss_cause::deadline)} == "deadline");
 }
+
+TEST_CASE("the hello's idle timeout is read when it is there and sane", "[client]") {
+  using fencelock::detail::hello_idle_timeout;
+  auto hello = [](boost::json::value limits) {
+    return boost::json::object{{"type", "hello"}, {"limits", std::move(limits)}};
+  };
+  CHECK(hello_idle_timeout(hello(boost::json::object{{"idleTimeoutMs", 30'000}}))
+        == std::chrono::milliseconds{30'000});
+  CHECK_FALSE(hello_idle_timeout(boost::json::object{{"type", "hello"}}));
+  CHECK_FALSE(hello_idle_timeout(hello(boost::json::object{{"maxFrame", 16384}})));
+  CHECK_FALSE(hello_idle_timeout(hello(boost::json::object{{"idleTimeoutMs", 0}})));
+  CHECK_FALSE(hello_idle_timeout(hello(boost::json::object{{"idleTimeoutMs", -5}})));
+  CHECK_FALSE(hello_idle_timeout(hello(boost::json::object{{"idleTimeoutMs", "30000"}})));
+  CHECK_FALSE(hello_idle_timeout(hello("30000")));
+}
