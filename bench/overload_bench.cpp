@@ -610,10 +610,23 @@ int run(double seconds, int rounds) {
               "base p50", "base p99", "fl p50", "fl p99", "fl max", "p50 x", "p99 x",
               "renew/s b", "renew/s f", "granted/s", "shed/s", "other", "failed", "peak busy");
   std::size_t failures = 0;
+  json::array summary; // the same figures as one JSON line, for bench/report.py
   for (std::size_t c = 0; c < configs.size(); ++c) {
     auto base = pool(results[c], false);
     auto flood = pool(results[c], true);
     failures += results[c].failures.size();
+    summary.push_back(json::object{
+      {"config", configs[c].name},
+      {"base_p50_ms", p50(base.rtt_ms)},
+      {"base_p99_ms", p99(base.rtt_ms)},
+      {"flood_p50_ms", p50(flood.rtt_ms)},
+      {"flood_p99_ms", p99(flood.rtt_ms)},
+      {"flood_max_ms", max_of(flood.rtt_ms)},
+      {"renewals", base.rtt_ms.size() + flood.rtt_ms.size()},
+      {"granted_per_s", static_cast<double>(flood.granted) / flood.seconds},
+      {"shed_per_s", static_cast<double>(flood.overloaded) / flood.seconds},
+      {"renewal_failures", results[c].failures.size()},
+      {"peak_busy", flood.peaks.busy}});
     std::printf("%-12s %8.3f %8.3f %8.3f %8.3f %8.1f %9.2f %9.2f %9.0f %9.0f %9.0f %9.0f %8llu "
                 "%8zu %9lld\n",
                 configs[c].name, p50(base.rtt_ms), p99(base.rtt_ms), p50(flood.rtt_ms),
@@ -633,6 +646,12 @@ int run(double seconds, int rounds) {
   }
   std::printf("p50 x, p99 x = flood / baseline of the same configuration; fl = flood, b/f = "
               "baseline/flood\n");
+  std::printf("%s\n", json::serialize(json::object{{"scenario", "overload"},
+                                                   {"seconds_per_phase", seconds},
+                                                   {"rounds", rounds},
+                                                   {"renewal_failures", failures},
+                                                   {"configs", std::move(summary)}})
+                        .c_str());
   std::fflush(stdout);
   return failures == 0 ? 0 : 2;
 }

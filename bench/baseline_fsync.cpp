@@ -1,0 +1,157 @@
+// baseline_fsync: what one durable write costs on the disk of the data dir, the floor under
+// every durable lock operation. Two probes, one after the other, each for a fixed time:
+//   fdatasync   pwrite of 512 bytes into a preallocated file, then fdatasync, back to back;
+//   sqlite      one autocommit upsert of one small row (a 100-byte value) into a SQLite database
+//               in WAL mode with synchronous=FULL, as the embedded store opens its own.
+//
+//   baseline_fsync --dir DIR [--warmup 0.5] [--duration 2] [--rounds 1] [--label TEXT]
+//
+// The files live in a fresh directory under DIR (default /tmp, where the benchmarks' servers
+// keep their data), removed at the end. Prints one JSON line per probe and round:
+// {"scenario":"fsync_baseline","target":"fdatasync"|"sqlite_commit","per_s","latency",...}.
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include <boost/json.hpp>
+
+#include "bench/loader/histogram.hpp"
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+using fencelock::bench::histogram;
+
+/// Runs `op` back to back for `warmup` s unrecorded, then `duration` s recorded.
+void probe(const std::function<void()>& op, double warmup, double duration, histogram& h,
+           double& seconds) {
+  auto until = steady::now() + std::chrono::duration_cast<steady::duration>(
+                                 std::chrono::duration<double>(warmup));
+  while (steady::now() < until)
+    op();
+  auto t0 = steady::now();
+  auto end = t0 + std::chrono::duration_cast<steady::duration>(
+                    std::chrono::duration<double>(duration));
+  for (auto t = t0; t < end;) {
+    op();
+    auto t1 = steady::now();
+    h.record((t1 - t).count());
+    t = t1;
+  }
+  seconds = std::chrono::duration<double>(steady::now() - t0).count();
+}
+
+void check(int rc, sqlite3* db, const char* what) {
+  if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW)
+    throw std::runtime_error(std::string{what} + ": " + sqlite3_errmsg(db));
+}
+
+void print(const char* target, const histogram& h, double seconds, int round,
+           const std::string& dir, const std::string& label) {
+  boost::json::object line{{"scenario", "fsync_baseline"},
+                           {"target", target},
+                           {"round", round},
+                           {"seconds", seconds},
+                           {"ops", h.count()},
+                           {"per_s", static_cast<double>(h.count()) / seconds},
+                           {"mean_us", seconds / static_cast<double>(h.count()) * 1e6},
+                           {"latency", h.summary()},
+                           {"dir", dir}};
+  if (!label.empty())
+    line["label"] = label;
+  std::printf("%s\n", boost::json::serialize(line).c_str());
+  std::fflush(stdout);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::string parent = "/tmp";
+  double warmup = 0.5, duration = 2.0;
+  int rounds = 1;
+  std::string label;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string name = argv[i];
+    if (name == "--dir")
+      parent = argv[i + 1];
+    else if (name == "--warmup")
+      warmup = std::stod(argv[i + 1]);
+    else if (name == "--duration")
+      duration = std::stod(argv[i + 1]);
+    else if (name == "--rounds")
+      rounds = std::stoi(argv[i + 1]);
+    else if (name == "--label")
+      label = argv[i + 1];
+  }
+  auto tmpl = parent + "/fencelock-fsync-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    std::perror("baseline_fsync: mkdtemp");
+    return 1;
+  }
+  std::filesystem::path dir{tmpl};
+  int status = 0;
+  try {
+    // fdatasync of 512 bytes into a preallocated file: no size or block allocation to commit.
+    auto file = (dir / "probe.bin").string();
+    int fd = ::open(file.c_str(), O_RDWR | O_CREAT, 0600);
+    if (fd < 0 || ::posix_fallocate(fd, 0, 1 << 20) != 0 || ::fsync(fd) != 0)
+      throw std::runtime_error("cannot prepare " + file);
+    char block[512];
+    for (std::size_t i = 0; i < sizeof block; ++i)
+      block[i] = static_cast<char>('a' + i % 26);
+    off_t offset = 0;
+    auto write_sync = [&] {
+      if (::pwrite(fd, block, sizeof block, offset) != static_cast<ssize_t>(sizeof block)
+          || ::fdatasync(fd) != 0)
+        throw std::runtime_error("pwrite/fdatasync failed");
+      offset = (offset + 512) % (1 << 20);
+    };
+
+    // One autocommit upsert of one small row, WAL with synchronous=FULL.
+    sqlite3* db = nullptr;
+    auto db_path = (dir / "probe.db").string();
+    check(sqlite3_open(db_path.c_str(), &db), db, "open");
+    check(sqlite3_exec(db,
+                       "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                       "CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL);",
+                       nullptr, nullptr, nullptr),
+          db, "setup");
+    sqlite3_stmt* upsert = nullptr;
+    check(sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO t(k, v) VALUES (?1, ?2)", -1, &upsert,
+                             nullptr),
+          db, "prepare");
+    int64_t row = 0;
+    auto commit = [&] {
+      sqlite3_bind_int64(upsert, 1, row++ % 1000);
+      sqlite3_bind_blob(upsert, 2, block, 100, SQLITE_STATIC);
+      check(sqlite3_step(upsert), db, "upsert");
+      sqlite3_reset(upsert);
+    };
+
+    for (int r = 0; r < rounds; ++r) {
+      histogram fs, sq;
+      double fs_s = 0, sq_s = 0;
+      probe(write_sync, warmup, duration, fs, fs_s);
+      print("fdatasync", fs, fs_s, r, parent, label);
+      probe(commit, warmup, duration, sq, sq_s);
+      print("sqlite_commit", sq, sq_s, r, parent, label);
+    }
+    sqlite3_finalize(upsert);
+    sqlite3_close(db);
+    ::close(fd);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "baseline_fsync: %s\n", e.what());
+    status = 1;
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+  return status;
+}
