@@ -21,10 +21,18 @@ jobs=("$@")
 # What the integration tests run besides their own binary.
 programs=(fencelock fencelock_embed_example fencelock_fenced_store fencelock_test_holder)
 
+# Not in the sanitizer jobs: the install and package tests (they build and install the tree
+# itself, and a consumer linked without the sanitizer runtime cannot use a sanitized library),
+# and the browser test of the dashboard page (it tests the page in Chromium; the server side it
+# drives is the WebSocket API, which the integration tests cover under both sanitizers).
+not_here='^integration\.(install_|package_|dashboard_browser)'
+
 build() { # <dir> <sanitizers> <targets...>
   local dir=$1 sanitizers=$2
   shift 2
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 \
+  # -O0 -g1: ASan+UBSan at -O1 compiled a Beast-heavy file 5.6 times slower (237 s against 42 s)
+  # and full debug info adds half again; line tables are all a report's stack needs.
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" \
     -DFENCELOCK_SANITIZE="$sanitizers" -DFENCELOCK_BUILD_TESTS=ON -DFENCELOCK_BUILD_BENCH=OFF \
     >/dev/null
   cmake --build "$dir" -j"$(nproc)" --target "$@"
@@ -39,13 +47,15 @@ for job in "${jobs[@]}"; do
       export LSAN_OPTIONS="suppressions=$here/scripts/sanitizers/lsan.supp:print_suppressions=0"
       export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$here/scripts/sanitizers/ubsan.supp"
       # Sanitized code runs a few times slower: generous timeouts, never assertions on speed.
-      ctest --test-dir build-asan --output-on-failure -j2 --timeout 900 -R '^(unit|integration)\.'
+      ctest --test-dir build-asan --output-on-failure -j2 --timeout 900 -R '^(unit|integration)\.' \
+        -E "$not_here"
       ;;
     tsan)
       build build-tsan thread fencelock_fence_tests fencelock_integration_tests "${programs[@]}"
       export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$here/scripts/sanitizers/tsan.supp"
       build-tsan/tests/fencelock_fence_tests
-      ctest --test-dir build-tsan --output-on-failure -j2 --timeout 900 -R '^integration\.'
+      ctest --test-dir build-tsan --output-on-failure -j2 --timeout 900 -R '^integration\.' \
+        -E "$not_here"
       ;;
     *)
       echo "usage: scripts/sanitize.sh [asan|tsan]..." >&2
