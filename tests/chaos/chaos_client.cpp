@@ -50,6 +50,8 @@
 
 namespace {
 
+using fencelock::chaos::parse_u64;
+
 namespace json = boost::json;
 using fencelock::chaos::mono_ns;
 using fencelock::chaos::ms_to_ns;
@@ -67,14 +69,6 @@ struct options {
   std::string history;
   bool library = false;
 };
-
-std::optional<uint64_t> parse_u64(std::string_view s) {
-  uint64_t v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc{} || ptr != s.data() + s.size())
-    return std::nullopt;
-  return v;
-}
 
 bool parse_args(int argc, char** argv, options& o) {
   for (int i = 1; i + 1 < argc; i += 2) {

@@ -70,6 +70,8 @@
 
 namespace {
 
+using fencelock::chaos::parse_u64;
+
 namespace json = boost::json;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -99,14 +101,6 @@ struct options {
   bool keep = false;
   bool spare_instance = false;
 };
-
-std::optional<uint64_t> parse_u64(std::string_view s) {
-  uint64_t v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc{} || ptr != s.data() + s.size())
-    return std::nullopt;
-  return v;
-}
 
 bool parse_args(int argc, char** argv, options& o) {
   if (const char* env = std::getenv("FENCELOCK_CHAOS_SECONDS"))
