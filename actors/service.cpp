@@ -89,6 +89,8 @@ struct service::impl {
       return refuse(caf::make_error(errc::shutting_down, std::string{"the service is stopped"}));
     if (auto overloaded = shed(*core, cls)) {
       core->stats->record_shed(op);
+      if (cls == call_class::acquire)
+        core->last_acquire_shed = std::chrono::steady_clock::now().time_since_epoch().count();
       return refuse(std::move(overloaded));
     }
     ++core->in_flight;
@@ -174,8 +176,12 @@ bool service::running() const noexcept {
 
 bool service::ready() const noexcept {
   auto& d = *impl_;
+  using clock = std::chrono::steady_clock;
+  auto last_shed = clock::time_point{clock::duration{d.core->last_acquire_shed.load()}};
+  bool shed_lately = d.core->last_acquire_shed.load() != 0
+                     && clock::now() - last_shed < service_core::readiness_hold;
   return running() && !d.core->draining->load() && !shed(*d.core, call_class::acquire)
-         && d.actors.store->ready();
+         && !shed_lately && d.actors.store->ready();
 }
 
 registry_actor service::registry() const {

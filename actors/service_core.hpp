@@ -4,6 +4,7 @@
 // the service was destroyed (a stop() that gave up after its grace) still finds it intact.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <thread>
@@ -33,7 +34,13 @@ struct service_core {
   std::shared_ptr<std::atomic<bool>> draining = std::make_shared<std::atomic<bool>>(false);
   /// The network I/O loop's latest lag, as its front end reports it.
   std::atomic<int64_t> io_lag_us{0};
+  /// When an acquire was last shed (steady_clock ticks; 0 = never): /readyz holds 503 for a
+  /// while after it, so that a health check polling now and then sees a shed that comes and goes.
+  std::atomic<int64_t> last_acquire_shed{0};
   std::atomic<uint64_t> next_id{1};
+
+  /// How long /readyz stays 503 after the last shed acquire.
+  static constexpr std::chrono::seconds readiness_hold{1};
 
   /// Returns the requests in progress that are not waiting acquires: the work the service holds.
   int64_t busy() const noexcept {
