@@ -210,7 +210,9 @@ TEST_CASE("overload_sheds_acquires_and_never_costs_a_renewing_holder_its_lease",
   CHECK(seen_unready); // /readyz said so while shedding
   // The stated bound (docs/overload.md): well under 256 MiB for this flood.
   CHECK(peak_rss > 0);
+#ifndef FENCELOCK_SANITIZED
   CHECK(peak_rss < 256 * 1024);
+#endif
 
   // Recovery: ready again, and a new acquire is granted.
   CHECK(eventually([&] { return http.get("/readyz").status == 200; }, 30s));
