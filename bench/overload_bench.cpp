@@ -665,7 +665,7 @@ int main(int argc, char** argv) {
   if (argc <= 2)
     rounds = 2;
   if (argc > 3) // measure a server built elsewhere
-    ::setenv("FENCELOCK_SERVER_BINARY", argv[3], 1);
+    ::setenv("SERVER_UNDER_TEST", argv[3], 1);
   std::signal(SIGPIPE, SIG_IGN); // a write to a server that went away fails, not kills
   try {
     return run(seconds, rounds);

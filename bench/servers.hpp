@@ -2,7 +2,7 @@
 
 // The servers a benchmark starts, through the test harness (tests/support): `fencelock serve`
 // as a child in a temp dir of its own, killed with the benchmark, and redis-server likewise.
-// A benchmark measures a server built elsewhere when FENCELOCK_SERVER_BINARY names it.
+// A benchmark measures a server built elsewhere when SERVER_UNDER_TEST names it.
 
 #include <sys/types.h>
 

@@ -4,8 +4,11 @@
 #
 #   1. AddressSanitizer + UndefinedBehaviorSanitizer: every unit and integration test, the
 #      server binary they start included.
-#   2. ThreadSanitizer: the tests whose code runs on several threads: the fence guard's, and the
-#      integration tests of the actors, the HTTP/WebSocket front end and the client library.
+#   2. ThreadSanitizer: the fence guard's tests, and the integration tests with their own side
+#      instrumented (the client library, the CLI, the test harness, the Redis store's I/O thread
+#      in the lock-semantics labs) against the Release server of build/. Debian's libcaf_core
+#      is not built for TSan, so TSan cannot see CAF's scheduler and mailbox hand-offs: a TSan
+#      server reported every actor's start as a race, inside CAF. docs/reliability.md says more.
 #
 # Any report fails the job (halt_on_error). Suppressions live in scripts/sanitizers/, each with
 # the reason it is there.
@@ -54,11 +57,24 @@ for job in "${jobs[@]}"; do
         -E "$not_here"
       ;;
     tsan)
-      build build-tsan thread fencelock_fence_tests fencelock_integration_tests "${programs[@]}"
+      # The server under test: the Release one (CI built it just before; a no-op then).
+      cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DFENCELOCK_BUILD_TESTS=ON >/dev/null
+      cmake --build build -j"$(nproc)" --target fencelock
+      build build-tsan thread fencelock_fence_tests fencelock_integration_tests \
+        fencelock_fenced_store fencelock_test_holder
       export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$here/scripts/sanitizers/tsan.supp"
+      export SERVER_UNDER_TEST=$here/build/fencelock
       build-tsan/tests/fencelock_fence_tests
+      # Also left out here: the tests that run CAF's threaded scheduler in the test process (the
+      # embed example, the service's stop and io-lag tests) or start the server by its own path
+      # (the Python interop test), for the reason above; and two whose premise is a client that
+      # is fast, which a TSan-instrumented one is not: a read flood from many client threads
+      # (it starves the renewing holder of CPU) and a client that closes right after sending
+      # (slowed, it closes after the grant was delivered, which rightly keeps the lease).
+      in_process='embed_example|stop_answers_waiting|a lagging io_loop|a service destroyed|python_ws_interop'
+      timing='a read flood|an acquire whose client vanished'
       ctest --test-dir build-tsan --output-on-failure -j2 --timeout 900 -R '^integration\.' \
-        -E "$not_here"
+        -E "$not_here|^integration\.($in_process|$timing)"
       ;;
     *)
       echo "usage: scripts/sanitize.sh [asan|tsan]..." >&2

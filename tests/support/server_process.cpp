@@ -25,7 +25,7 @@ std::vector<std::string> serve_args(std::string data_dir, std::vector<std::strin
 
 std::string server_binary() {
   // A benchmark may measure a server built elsewhere.
-  if (const char* other = std::getenv("FENCELOCK_SERVER_BINARY"); other != nullptr && *other)
+  if (const char* other = std::getenv("SERVER_UNDER_TEST"); other != nullptr && *other)
     return other;
   return FENCELOCK_BINARY;
 }

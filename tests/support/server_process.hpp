@@ -19,8 +19,10 @@
 
 namespace fencelock::test {
 
-/// Returns the path of the server binary under test: $FENCELOCK_SERVER_BINARY when set (a
-/// benchmark of a server built elsewhere), else the one this build made.
+/// Returns the path of the server binary under test: $SERVER_UNDER_TEST when set (a benchmark of
+/// a server built elsewhere, or the ThreadSanitizer job's uninstrumented server), else the one
+/// this build made. Not FENCELOCK_*: the server reads every such variable as a setting and
+/// refuses one it does not know.
 std::string server_binary();
 
 class server_process {
