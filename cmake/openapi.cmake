@@ -14,3 +14,5 @@ add_custom_command(
 
 target_sources(fencelock_net PRIVATE ${PROJECT_SOURCE_DIR}/net/openapi.cpp
                                      ${fencelock_openapi_cpp})
+# For targets in other directories that compile net/routes.cpp themselves (fuzz/).
+add_custom_target(fencelock_openapi_generated DEPENDS ${fencelock_openapi_cpp})

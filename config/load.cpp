@@ -409,6 +409,8 @@ caf::error parse_flags(const std::vector<std::string>& args, std::vector<assignm
   } catch (const po::unknown_option& e) {
     return usage_error(e.get_option_name() + ": unknown setting");
   } catch (const po::invalid_command_line_syntax& e) {
+    if (e.get_option_name().empty()) // "--=..." names no flag at all (found by fuzz_config)
+      return usage_error("command line: a flag has no name before its \"=\"");
     switch (e.kind()) {
       case po::invalid_syntax::missing_parameter:
       case po::invalid_syntax::empty_adjacent_parameter:
