@@ -114,8 +114,10 @@ int fuzz_json_reader(const uint8_t* data, size_t size) {
   check_request check_body;
   auto check_err = net::parse_check_body(text, check_body);
   check_error(check_err);
-  // {"token": n} alone is a valid check body exactly when n is an integer in range.
-  if (is_object && doc.as_object().size() == 1) {
+  // {"token": n} alone is a valid check body exactly when n is an integer in range. A body that
+  // names "token" twice parses to one key here (the last wins) but is refused by the reader.
+  bool named_twice = check_err && error_message(check_err).ends_with(": given more than once");
+  if (is_object && doc.as_object().size() == 1 && !named_twice) {
     auto tok = look_up(doc, "token");
     if (tok.present)
       check(!check_err == (tok.is_integer && tok.as_uint64 >= 1 && tok.as_uint64 <= max_token),
