@@ -2,16 +2,18 @@
 #include "net/http_server.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <atomic>
 #include <thread>
 #include <vector>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -84,6 +86,11 @@ struct http_server::impl {
 
   // Declared first, destroyed last: the acceptor and timer below live on its io_context.
   std::shared_ptr<server_context> ctx;
+  // Keeps run() going until stop() has drained the sessions. Without it the loop ends the moment
+  // stop() closes the acceptor while no session has an operation pending (one lingering after
+  // its last response, one waiting for the service), and whatever is posted later (a drain, the
+  // service's answer) is never run: the answer is lost and stop() waits out drain-timeout-ms.
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> keep_running;
   tcp::acceptor acceptor;
   asio::steady_timer retry_timer;
   asio::steady_timer lag_timer;
@@ -109,6 +116,7 @@ caf::error http_server::impl::start() {
   if (auto ec = listen())
     return caf::make_error(caf::sec::invalid_argument,
                            "cannot listen on " + where + ": " + ec.message());
+  keep_running.emplace(ctx->ioc().get_executor());
   do_accept();
   probe_lag(asio::steady_timer::clock_type::now() + lag_probe_interval);
   auto count = std::max<uint32_t>(cfg.io_threads, 1);
@@ -298,11 +306,13 @@ void http_server::impl::stop() {
       session->close_going_away();
     // Cut sessions still run their last handlers (withdrawing waiters, releasing session-bound
     // leases); run() returns once they did, or the limit passes.
+    keep_running.reset();
     if (!wait_for_drain())
       log_event(log_level::warn, "http_stop_forced", {{"drain_limit_s", drain_limit.count()}});
   }
   // Every session has ended: what may be left on the loop are timers of closed sockets.
   ctx->ioc().stop();
+  keep_running.reset();
   for (auto& thread : threads)
     if (thread.joinable())
       thread.join();

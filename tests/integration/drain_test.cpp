@@ -9,12 +9,14 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include <boost/json.hpp>
 
 #include "integration/checks.hpp"
+#include "support/http_client.hpp"
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
 #include "support/redis_server.hpp"
@@ -144,4 +146,41 @@ TEST_CASE("sigterm_drains_an_instance_without_losing_work_and_its_leases_live_on
   CHECK(st.token == kept.token);
   require_lease(api_b.renew("kept", "holder", kept.token));
   CHECK(api_b.release("kept", "holder", kept.token).status == 200);
+}
+
+// The I/O loop must outlive the drain. Here the only session has nothing pending on it when
+// SIGTERM closes the acceptor: its client half-closed after sending a renewal, and the renewal
+// waits on a frozen Redis. Before the fix the loop ran out of work at that moment and ended, so
+// the store's answer was never written, and the server waited out the whole drain-timeout.
+TEST_CASE("sigterm_answers_a_call_in_progress_on_a_connection_with_nothing_else_pending",
+          "[integration][redis]") {
+  redis_server redis{require_redis_server()};
+  temp_dir dir;
+  server_process server{dir.str(),
+                        {"--store", redis.url(), "--redis-timeout-ms", "1000",
+                         "--drain-timeout-ms", "60000"}};
+  lock_client api{server.port()};
+  auto held = require_lease(api.acquire("frozen", "w1", 60'000, 0));
+
+  REQUIRE(redis.process().stop());
+  raw_connection client{server.port(), 40s};
+  auto body = json::serialize(json::object{{"owner", "w1"}, {"token", held.token}});
+  REQUIRE_FALSE(client.send(raw_request("POST", "/v1/locks/frozen/renew", body)));
+  client.shutdown_send(); // the server reads EOF, and stops watching this connection
+
+  std::optional<exit_status> status;
+  std::jthread terminating{[&] { status = server.terminate(90s); }};
+  boost::system::error_code ec;
+  auto answer = client.read_response(&ec);
+  INFO("read: " << ec.message());
+  REQUIRE(answer.has_value());
+  INFO(answer->describe());
+  CHECK(answer->status == 503); // the store did not answer, or the service is shutting down
+  redis.process().resume();
+  terminating.join();
+  REQUIRE(status.has_value());
+  INFO(status->describe());
+  CHECK(status->clean());
+  for (const auto& line : server.lines())
+    CHECK(line.find("\"drain_timeout\"") == std::string::npos);
 }
