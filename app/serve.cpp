@@ -29,9 +29,9 @@
 #include "common/log.hpp"
 #include "common/redis_url.hpp"
 #include "config/load.hpp"
+#include "fencelock/actor_settings.hpp"
 #include "fencelock/config.hpp"
 #include "fencelock/errc.hpp"
-#include "fencelock/messages.hpp"
 #include "fencelock/service.hpp"
 #include "app/systemd_notify.hpp"
 #include "net/http_server.hpp"
@@ -145,9 +145,7 @@ int serve(const std::vector<std::string>& args) {
   auto log = make_logger(cfg.log_level);
 
   caf::actor_system_config sys_cfg;
-  add_message_types(sys_cfg); // before the actor_system exists
-  if (cfg.actor_threads > 0)
-    sys_cfg.set("scheduler.max-threads", static_cast<size_t>(cfg.actor_threads));
+  apply_actor_settings(sys_cfg, cfg.actor_threads); // before the actor_system exists
   // CAF's own logger needs no silencing: Debian builds libcaf with CAF_LOG_LEVEL quiet.
   caf::actor_system sys{sys_cfg};
 

@@ -1,7 +1,7 @@
 // baseline_caf: the yardstick of the in-process lock path. Request/response between two trivial
 // event-based actors in an actor system set up as `fencelock serve` sets up its own
-// (bench/caf_settings.hpp): a requester keeps `in-flight` requests open to a responder that adds
-// one to an integer, and sends the next as each answer arrives. What an in-process
+// (fencelock/actor_settings.hpp): a requester keeps `in-flight` requests open to a responder
+// that adds one to an integer, and sends the next as each answer arrives. What an in-process
 // acquire+release cycle costs is measured against one such round trip.
 //
 //   baseline_caf [--in-flight 1,16] [--warmup 0.5] [--duration 2] [--rounds 1] [--label TEXT]
@@ -23,7 +23,7 @@
 #include <caf/scoped_actor.hpp>
 #include <boost/json.hpp>
 
-#include "bench/caf_settings.hpp"
+#include "fencelock/actor_settings.hpp"
 
 namespace {
 
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
       label = argv[i + 1];
   }
   caf::actor_system_config cfg;
-  fencelock::bench::apply_server_settings(cfg);
+  fencelock::apply_actor_settings(cfg); // as `fencelock serve` runs CAF
   caf::actor_system sys{cfg};
   for (int r = 0; r < rounds; ++r) {
     for (int k : in_flights) {

@@ -14,8 +14,8 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "bench/caf_settings.hpp"
 #include "bench/loader/scenarios.hpp"
+#include "fencelock/actor_settings.hpp"
 #include "fencelock/service.hpp"
 #include "support/temp_dir.hpp"
 
@@ -135,7 +135,7 @@ int run_inproc(const options& o) {
   auto wanted = o.text("store", "memory");
 
   caf::actor_system_config cfg;
-  apply_server_settings(cfg);
+  apply_actor_settings(cfg); // as `fencelock serve` runs CAF
   caf::actor_system sys{cfg};
   test::temp_dir dir{"fencelock-inproc-"};
   config c;

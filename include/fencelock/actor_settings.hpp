@@ -1,0 +1,18 @@
+#pragma once
+
+// The actor system settings fencelock runs with. `fencelock serve` applies them, and so do the
+// benchmarks that run CAF themselves (their yardstick must run CAF as the server does); a host
+// program that embeds the service may apply them to its own actor_system_config.
+
+#include <cstdint>
+
+#include <caf/actor_system_config.hpp>
+
+namespace fencelock {
+
+/// Applies fencelock's settings to `cfg`; call before the actor_system exists. Registers the
+/// message types (add_message_types) and runs `actor_threads` scheduler workers (0 = CAF's
+/// default: one per core, at least 4).
+void apply_actor_settings(caf::actor_system_config& cfg, uint32_t actor_threads = 0);
+
+} // namespace fencelock
