@@ -4,7 +4,7 @@
 #
 #   1. AddressSanitizer + UndefinedBehaviorSanitizer: every unit and integration test, the
 #      server binary they start included.
-#   2. ThreadSanitizer: the fence guard's tests and the integration tests, the server binary
+#   2. ThreadSanitizer: the fence guard's, unit and integration tests, the server binary
 #      included, against a CAF built for TSan here from Debian's source package (Debian's
 #      libcaf_core is not instrumented, and TSan cannot see the hand-offs inside a scheduler it
 #      does not see: a server on it reported every actor's start as a race). When that source
@@ -115,10 +115,10 @@ for job in "${jobs[@]}"; do
         fi
       fi
       if ((have_caf)); then
-        build build-tsan thread "$caf" fencelock_fence_tests fencelock_integration_tests \
-          "${programs[@]}"
+        build build-tsan thread "$caf" fencelock_fence_tests fencelock_unit_tests \
+          fencelock_integration_tests "${programs[@]}"
         build-tsan/tests/fencelock_fence_tests
-        ctest --test-dir build-tsan --output-on-failure -j2 --timeout 900 -R '^integration\.' \
+        ctest --test-dir build-tsan --output-on-failure -j2 --timeout 900 -R '^(unit|integration)\.' \
           -E "$not_here|^integration\.($timing)"
       else
         echo "sanitize.sh: SKIPPED TSan of the server's actors: CAF's source could not be" \
