@@ -14,6 +14,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -23,9 +24,13 @@
 #include <caf/scoped_actor.hpp>
 #include <boost/json.hpp>
 
+#include "bench/trial_args.hpp"
 #include "fencelock/actor_settings.hpp"
 
 namespace {
+
+using fencelock::bench::parse_trial_args;
+using fencelock::bench::trial_args;
 
 struct counters {
   std::atomic<uint64_t> answered{0};
@@ -71,35 +76,28 @@ std::vector<int> parse_list(const char* text) {
 
 int main(int argc, char** argv) {
   std::vector<int> in_flights{1, 16};
-  double warmup = 0.5, duration = 2.0;
-  int rounds = 1;
-  std::string label;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string name = argv[i];
-    if (name == "--in-flight")
-      in_flights = parse_list(argv[i + 1]);
-    else if (name == "--warmup")
-      warmup = std::stod(argv[i + 1]);
-    else if (name == "--duration")
-      duration = std::stod(argv[i + 1]);
-    else if (name == "--rounds")
-      rounds = std::stoi(argv[i + 1]);
-    else if (name == "--label")
-      label = argv[i + 1];
-  }
+  trial_args args;
+  auto own = [&](std::string_view name, const char* value) {
+    if (name != "--in-flight")
+      return false;
+    in_flights = parse_list(value);
+    return true;
+  };
+  if (!parse_trial_args("baseline_caf", argc, argv, args, own))
+    return 2;
   caf::actor_system_config cfg;
   fencelock::apply_actor_settings(cfg); // as `fencelock serve` runs CAF
   caf::actor_system sys{cfg};
-  for (int r = 0; r < rounds; ++r) {
+  for (int r = 0; r < args.rounds; ++r) {
     for (int k : in_flights) {
       auto c = std::make_shared<counters>();
       auto peer = sys.spawn(responder);
       c->live = 1;
       sys.spawn(requester, peer, k, c);
-      std::this_thread::sleep_for(std::chrono::duration<double>(warmup));
+      std::this_thread::sleep_for(std::chrono::duration<double>(args.warmup));
       auto n0 = c->answered.load();
       auto t0 = std::chrono::steady_clock::now();
-      std::this_thread::sleep_for(std::chrono::duration<double>(duration));
+      std::this_thread::sleep_for(std::chrono::duration<double>(args.duration));
       auto n1 = c->answered.load();
       auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       c->stop = true;
@@ -113,8 +111,8 @@ int main(int argc, char** argv) {
                                {"seconds", secs},
                                {"requests", n1 - n0},
                                {"per_s", static_cast<double>(n1 - n0) / secs}};
-      if (!label.empty())
-        line["label"] = label;
+      if (!args.label.empty())
+        line["label"] = args.label;
       std::printf("%s\n", boost::json::serialize(line).c_str());
       std::fflush(stdout);
     }

@@ -20,15 +20,19 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <boost/json.hpp>
 
 #include "bench/loader/histogram.hpp"
+#include "bench/trial_args.hpp"
 
 namespace {
 
 using steady = std::chrono::steady_clock;
 using fencelock::bench::histogram;
+using fencelock::bench::parse_trial_args;
+using fencelock::bench::trial_args;
 
 /// Runs `op` back to back for `warmup` s unrecorded, then `duration` s recorded.
 void probe(const std::function<void()>& op, double warmup, double duration, histogram& h,
@@ -75,22 +79,15 @@ void print(const char* target, const histogram& h, double seconds, int round,
 
 int main(int argc, char** argv) {
   std::string parent = "/tmp";
-  double warmup = 0.5, duration = 2.0;
-  int rounds = 1;
-  std::string label;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string name = argv[i];
-    if (name == "--dir")
-      parent = argv[i + 1];
-    else if (name == "--warmup")
-      warmup = std::stod(argv[i + 1]);
-    else if (name == "--duration")
-      duration = std::stod(argv[i + 1]);
-    else if (name == "--rounds")
-      rounds = std::stoi(argv[i + 1]);
-    else if (name == "--label")
-      label = argv[i + 1];
-  }
+  trial_args args;
+  auto own = [&](std::string_view name, const char* value) {
+    if (name != "--dir")
+      return false;
+    parent = value;
+    return true;
+  };
+  if (!parse_trial_args("baseline_fsync", argc, argv, args, own))
+    return 2;
   auto tmpl = parent + "/fencelock-fsync-XXXXXX";
   if (::mkdtemp(tmpl.data()) == nullptr) {
     std::perror("baseline_fsync: mkdtemp");
@@ -136,13 +133,13 @@ int main(int argc, char** argv) {
       sqlite3_reset(upsert);
     };
 
-    for (int r = 0; r < rounds; ++r) {
+    for (int r = 0; r < args.rounds; ++r) {
       histogram fs, sq;
       double fs_s = 0, sq_s = 0;
-      probe(write_sync, warmup, duration, fs, fs_s);
-      print("fdatasync", fs, fs_s, r, parent, label);
-      probe(commit, warmup, duration, sq, sq_s);
-      print("sqlite_commit", sq, sq_s, r, parent, label);
+      probe(write_sync, args.warmup, args.duration, fs, fs_s);
+      print("fdatasync", fs, fs_s, r, parent, args.label);
+      probe(commit, args.warmup, args.duration, sq, sq_s);
+      print("sqlite_commit", sq, sq_s, r, parent, args.label);
     }
     sqlite3_finalize(upsert);
     sqlite3_close(db);
