@@ -52,6 +52,21 @@ long parse_chunked(std::string_view in, std::string& body) {
   }
 }
 
+/// Returns where the value of `"key":` starts in `json` (after any spaces), or npos. The
+/// loader reads the server's own compact JSON, not arbitrary JSON: the first match wins.
+std::size_t value_after(std::string_view json, std::string_view key) {
+  std::string pattern;
+  pattern.reserve(key.size() + 3);
+  pattern.append("\"").append(key).append("\":");
+  auto at = json.find(pattern);
+  if (at == std::string_view::npos)
+    return at;
+  at += pattern.size();
+  while (at < json.size() && json[at] == ' ')
+    ++at;
+  return at;
+}
+
 } // namespace
 
 long parse_http_response(std::string_view in, http_response& out, std::string& chunked_body) {
@@ -176,15 +191,9 @@ long parse_ws_frame(std::string_view in, ws_frame& out) {
 }
 
 std::optional<uint64_t> find_uint(std::string_view json, std::string_view key) {
-  std::string pattern;
-  pattern.reserve(key.size() + 3);
-  pattern.append("\"").append(key).append("\":");
-  auto at = json.find(pattern);
+  auto at = value_after(json, key);
   if (at == std::string_view::npos)
     return std::nullopt;
-  at += pattern.size();
-  while (at < json.size() && json[at] == ' ')
-    ++at;
   uint64_t v = 0;
   auto [ptr, ec] = std::from_chars(json.data() + at, json.data() + json.size(), v);
   if (ec != std::errc{})
@@ -193,16 +202,8 @@ std::optional<uint64_t> find_uint(std::string_view json, std::string_view key) {
 }
 
 std::optional<std::string_view> find_string(std::string_view json, std::string_view key) {
-  std::string pattern;
-  pattern.reserve(key.size() + 4);
-  pattern.append("\"").append(key).append("\":");
-  auto at = json.find(pattern);
-  if (at == std::string_view::npos)
-    return std::nullopt;
-  at += pattern.size();
-  while (at < json.size() && json[at] == ' ')
-    ++at;
-  if (at >= json.size() || json[at] != '"')
+  auto at = value_after(json, key);
+  if (at == std::string_view::npos || at >= json.size() || json[at] != '"')
     return std::nullopt;
   auto end = json.find('"', at + 1);
   if (end == std::string_view::npos)
