@@ -56,4 +56,12 @@ bool printable_ascii(std::string_view x) noexcept {
   return true;
 }
 
+std::pair<std::string_view, std::string_view> split_once(std::string_view x,
+                                                         char separator) noexcept {
+  auto at = x.find(separator);
+  if (at == std::string_view::npos)
+    return {x, {}};
+  return {x.substr(0, at), x.substr(at + 1)};
+}
+
 } // namespace fencelock::fuzz

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 
 namespace fencelock::fuzz {
 
@@ -38,5 +39,10 @@ bool valid_utf8(std::string_view x) noexcept;
 
 /// Returns whether every byte of `x` is printable ASCII.
 bool printable_ascii(std::string_view x) noexcept;
+
+/// Splits `x` at the first `separator`: what is before it, and what is after it (empty when
+/// there is no separator). How the targets cut one input into the parts of a request.
+std::pair<std::string_view, std::string_view> split_once(std::string_view x,
+                                                         char separator) noexcept;
 
 } // namespace fencelock::fuzz

@@ -60,12 +60,8 @@ std::vector<std::string> lines(std::string_view x) {
 
 int fuzz_config(const uint8_t* data, size_t size) {
   std::string_view input{reinterpret_cast<const char*>(data), size};
-  auto first = input.find('\0');
-  auto file = input.substr(0, first);
-  auto rest = first == std::string_view::npos ? std::string_view{} : input.substr(first + 1);
-  auto second = rest.find('\0');
-  auto flags = rest.substr(0, second);
-  auto env = second == std::string_view::npos ? std::string_view{} : rest.substr(second + 1);
+  auto [file, rest] = split_once(input, '\0');
+  auto [flags, env] = split_once(rest, '\0');
 
   std::vector<std::string> args{"--config", write_file(file)};
   for (auto& x : lines(flags))

@@ -89,12 +89,9 @@ void check_call(const net::service_call& call, http::verb method, std::string_vi
 
 int fuzz_http_route(const uint8_t* data, size_t size) {
   std::string_view input{reinterpret_cast<const char*>(data), size};
-  auto newline = input.find('\n');
-  auto line = input.substr(0, newline);
-  auto body = newline == std::string_view::npos ? std::string_view{} : input.substr(newline + 1);
-  auto space = line.find(' ');
-  auto method = http::string_to_verb(line.substr(0, space));
-  auto target = space == std::string_view::npos ? std::string_view{} : line.substr(space + 1);
+  auto [line, body] = split_once(input, '\n');
+  auto [verb, target] = split_once(line, ' ');
+  auto method = http::string_to_verb(verb);
   auto path = target.substr(0, target.find('?'));
   static const config default_cfg;
   static const config tight_cfg = narrow_config();
