@@ -80,10 +80,10 @@ std::optional<std::string> check_not_empty(const std::string& x) {
 
 std::optional<std::string> check_store(const std::string& x) {
   // A typo must not start a service on the wrong store.
-  if (x == "embedded")
+  if (x == "embedded" || x == "memory")
     return std::nullopt;
   if (!redis::is_redis_url(x))
-    return "must be \"embedded\" or a URL redis://[[user]:password@]host[:port][/db]"s;
+    return "must be \"embedded\", \"memory\" or a URL redis://[[user]:password@]host[:port][/db]"s;
   std::string why;
   if (!redis::parse_url(x, why))
     return "bad Redis URL: " + why;
@@ -161,7 +161,8 @@ const setting settings[] = {
   {.key = "data-dir", .field = &config::data_dir, .check = check_not_empty, .arg = "path",
    .help = "Directory where the embedded store keeps its files (created if missing)."},
   {.key = "store", .field = &config::store, .check = check_store, .arg = "kind|url",
-   .help = "Lease store: \"embedded\" (SQLite in data-dir, one instance) or "
+   .help = "Lease store: \"embedded\" (SQLite in data-dir, one instance), \"memory\" (not "
+           "durable: every lease is lost on restart; docs/durability.md) or "
            "redis://[[user]:password@]host[:port][/db] (shared by several instances; "
            "docs/redis.md). The password is never logged.",
    .shown = redacted_store},

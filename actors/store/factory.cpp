@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "actors/store/embedded/embedded_store.hpp"
+#include "actors/store/embedded/memory_store.hpp"
 #include "actors/store/embedded/sqlite_store.hpp"
 #include "actors/store/redis/redis_runtime.hpp"
 #include "common/redis_url.hpp"
@@ -11,6 +12,24 @@
 namespace fencelock {
 
 namespace {
+
+/// The embedded backend over `leases`. `blocking`: its commits wait on the disk, so its actor
+/// gets a thread of its own, off the scheduler.
+caf::expected<std::shared_ptr<store_runtime>> make_embedded_over(
+  caf::actor_system& sys, const config& cfg, clock_mapping clock, std::shared_ptr<event_hub> events,
+  std::shared_ptr<store_reporter> reporter, std::shared_ptr<lease_store> leases, bool blocking) {
+  embedded_settings settings;
+  settings.clock = clock;
+  settings.fence_block = cfg.fence_block;
+  settings.watch_stalls = cfg.stall_threshold_ms > 0;
+  settings.released_kept = cfg.max_released_records;
+  settings.detached = blocking;
+  auto store = embedded_store::make(sys, std::move(leases), settings, std::move(events),
+                                    std::move(reporter));
+  if (!store)
+    return std::move(store.error());
+  return std::shared_ptr<store_runtime>{std::move(*store)};
+}
 
 caf::expected<std::shared_ptr<store_runtime>> make_embedded(
   caf::actor_system& sys, const config& cfg, clock_mapping clock, std::shared_ptr<event_hub> events,
@@ -21,18 +40,23 @@ caf::expected<std::shared_ptr<store_runtime>> make_embedded(
   auto opened = sqlite_store::open(cfg.data_dir, current_boot_id(), now_ns);
   if (!opened)
     return std::move(opened.error());
-  embedded_settings settings;
-  settings.clock = clock;
-  settings.fence_block = cfg.fence_block;
-  settings.watch_stalls = cfg.stall_threshold_ms > 0;
-  settings.released_kept = cfg.max_released_records;
-  // SQLite blocks on fsync: its actor gets a thread of its own, off the scheduler.
-  settings.detached = true;
-  auto store = embedded_store::make(sys, std::shared_ptr<lease_store>{std::move(*opened)}, settings,
-                                    std::move(events), std::move(reporter));
-  if (!store)
-    return std::move(store.error());
-  return std::shared_ptr<store_runtime>{std::move(*store)};
+  return make_embedded_over(sys, cfg, clock, std::move(events), std::move(reporter),
+                            std::shared_ptr<lease_store>{std::move(*opened)}, true);
+}
+
+caf::expected<std::shared_ptr<store_runtime>> make_memory(caf::actor_system& sys, const config& cfg,
+                                                          clock_mapping clock,
+                                                          std::shared_ptr<event_hub> events,
+                                                          std::shared_ptr<store_reporter> reporter) {
+  // Nothing survives a restart, so tokens cannot continue from a stored ceiling. They start
+  // from the wall clock in microseconds instead: a restarted instance still hands out larger
+  // ones, unless the clock went back or it granted more than a million a second.
+  auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::system_clock::now().time_since_epoch())
+                  .count();
+  auto leases = std::make_shared<memory_store>(static_cast<uint64_t>(now_us));
+  return make_embedded_over(sys, cfg, clock, std::move(events), std::move(reporter),
+                            std::move(leases), false);
 }
 
 caf::expected<std::shared_ptr<store_runtime>> make_redis(caf::actor_system& sys, const config& cfg,
@@ -59,6 +83,8 @@ caf::expected<std::shared_ptr<store_runtime>> make_store(caf::actor_system& sys,
                                                          std::shared_ptr<store_reporter> reporter) {
   if (cfg.store == "embedded")
     return make_embedded(sys, cfg, clock, std::move(events), std::move(reporter));
+  if (cfg.store == "memory")
+    return make_memory(sys, cfg, clock, std::move(events), std::move(reporter));
   if (redis::is_redis_url(cfg.store))
     return make_redis(sys, cfg, clock, std::move(events), std::move(reporter));
   return caf::make_error(errc::store_unavailable,

@@ -1,7 +1,8 @@
 #pragma once
 
-// The one place that turns config.store into a store: "embedded" (SQLite in data-dir) or a
-// Redis URL. Everything after it works with the store_runtime it returns, whichever it is.
+// The one place that turns config.store into a store: "embedded" (SQLite in data-dir),
+// "memory" (the same backend over process memory) or a Redis URL. Everything after it works
+// with the store_runtime it returns, whichever it is.
 
 #include <memory>
 

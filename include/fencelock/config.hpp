@@ -50,8 +50,9 @@ struct config {
   // --- store -----------------------------------------------------------------------------
   /// Where the embedded store keeps its files.
   std::string data_dir = "./data";
-  /// Lease store: "embedded" (SQLite in data_dir) or a Redis URL
-  /// redis://[[user]:password@]host[:port][/db], shared by several instances (docs/redis.md).
+  /// Lease store: "embedded" (SQLite in data_dir), "memory" (nothing durable;
+  /// docs/durability.md) or a Redis URL redis://[[user]:password@]host[:port][/db], shared by
+  /// several instances (docs/redis.md).
   std::string store = "embedded";
   /// Prefix of every Redis key and of the event channel.
   std::string redis_key_prefix = "fencelock:";

@@ -262,3 +262,27 @@ TEST_CASE("clean_restarts_continue_the_token_sequence", "[integration]") {
   CHECK(next > last);
   CHECK(next <= last + 10'001);
 }
+
+TEST_CASE("the_memory_store_forgets_its_leases_on_restart_and_tokens_still_rise",
+          "[integration]") {
+  // store = memory keeps nothing across a restart (docs/durability.md); its tokens start from
+  // the wall clock in microseconds, so a restarted instance still hands out larger ones.
+  temp_dir dir;
+  uint64_t before = 0;
+  {
+    server_process server{dir.str(), {"--store", "memory"}};
+    lock_client api{server.port()};
+    auto held = require_lease(api.acquire("kept", "o", 60'000, 0));
+    before = require_lease(api.acquire("other", "o", 60'000, 0)).token;
+    CHECK(before > held.token);
+    CHECK(api.status_of("kept").held);
+    auto st = server.terminate();
+    REQUIRE(st.has_value());
+    CHECK(st->clean());
+  }
+  server_process server{dir.str(), {"--store", "memory"}};
+  lock_client api{server.port()};
+  CHECK_FALSE(api.status_of("kept").held); // forgotten, as documented
+  auto after = require_lease(api.acquire("kept", "p", 60'000, 0)).token;
+  CHECK(after > before);
+}

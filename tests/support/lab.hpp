@@ -40,7 +40,7 @@
 #include "fencelock/config.hpp"
 #include "fencelock/errc.hpp"
 #include "fencelock/messages.hpp"
-#include "support/memory_store.hpp"
+#include "actors/store/embedded/memory_store.hpp"
 #include "support/redis_server.hpp"
 
 namespace fencelock::test {

@@ -154,6 +154,7 @@ TEST_CASE("every setting can be set by flag", "[config]") {
 
 TEST_CASE("the dashboard switch is true or false in every layer", "[config]") {
   CHECK(config{}.dashboard);
+  CHECK(load_ok({"--store", "memory"}).store == "memory");
   CHECK(load_ok({}).dashboard);
   CHECK_FALSE(load_ok({"--dashboard=false"}).dashboard);
   CHECK_FALSE(load_ok({}, {"FENCELOCK_DASHBOARD=false"}).dashboard);
@@ -248,7 +249,8 @@ TEST_CASE("invalid values fail naming the key", "[config]") {
   SECTION("bad text values") {
     starts_with(load_error({"--host", "localhost"}), "host: must be an IP address");
     starts_with(load_error({"--data-dir", ""}), "data-dir: must not be empty");
-    starts_with(load_error({"--store", "redis"}), "store: must be \"embedded\" or a URL");
+    starts_with(load_error({"--store", "redis"}),
+                "store: must be \"embedded\", \"memory\" or a URL");
     starts_with(load_error({"--store", "redis://host:99999"}), "store: bad Redis URL: the port");
     starts_with(load_error({"--redis-key-prefix", ""}), "redis-key-prefix: must be");
     starts_with(load_error({"--redis-timeout-ms", "10"}), "redis-timeout-ms: must be");

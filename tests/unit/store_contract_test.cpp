@@ -12,7 +12,7 @@
 
 #include "actors/store/embedded/lease_table.hpp"
 #include "actors/store/embedded/sqlite_store.hpp"
-#include "support/memory_store.hpp"
+#include "actors/store/embedded/memory_store.hpp"
 
 using namespace fencelock;
 

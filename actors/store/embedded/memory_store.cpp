@@ -1,4 +1,4 @@
-#include "support/memory_store.hpp"
+#include "actors/store/embedded/memory_store.hpp"
 
 #include <algorithm>
 
@@ -39,7 +39,7 @@ caf::error memory_store::commit(const store_batch& batch) {
 
 caf::expected<uint64_t> memory_store::fence_floor() {
   std::lock_guard guard{mtx_};
-  uint64_t floor = std::max<uint64_t>(fence_ceiling_, 1);
+  uint64_t floor = std::max<uint64_t>(fence_ceiling_, std::max<uint64_t>(first_token_, 1));
   for (const auto& [name, rec] : locks_)
     floor = std::max(floor, rec.last_token + 1);
   return floor;
