@@ -64,6 +64,9 @@ assets="$out/bench"
 mkdir -p "$assets"
 results="$assets/results.jsonl"
 log="$assets/log.txt"
+# Read before the run touches its own output, which may be tracked (docs/bench/).
+commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
+dirty=$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null | head -c1)
 : >"$results"
 : >"$log"
 
@@ -92,8 +95,6 @@ kv["loadavg"] = open("/proc/loadavg").read().split()[:3]
 print(json.dumps(kv))
 EOF
 }
-commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
-dirty=$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null | head -c1)
 meta "phase=start" "command=$command_line" "commit=$commit" "dirty=${dirty:+yes}" \
      "quick=$quick" "url=$url" "build_type=$build_type" "rounds=$rounds" \
      "duration=$duration" "warmup=$warmup" "started=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
