@@ -249,9 +249,21 @@ try {
     await row('load:lock-09999').waitFor(wait);
     await page.fill('#filter', '');
     await page.click('[data-sort="token"]');
-    const top = await page.$eval('#locks-scroll', (s) =>
-      [...s.querySelectorAll('.vrow')].find((r) => r.checkVisibility() && r.vindex === 0)?.dataset.lock,
-    );
+    // The table renders on the next animation frame: wait for it (bounded), then check.
+    const topRow = (s) =>
+      [...s.querySelectorAll('.vrow')].find((r) => r.checkVisibility() && r.vindex === 0)?.dataset.lock;
+    await page
+      .waitForFunction(
+        (want) => {
+          const s = document.getElementById('locks-scroll');
+          return [...s.querySelectorAll('.vrow')].find((r) => r.checkVisibility() && r.vindex === 0)
+            ?.dataset.lock === want;
+        },
+        newest.name,
+        { timeout: 10_000 },
+      )
+      .catch(() => {}); // the assertion below reports what is on top instead
+    const top = await page.$eval('#locks-scroll', topRow);
     assert.equal(top, newest.name, 'the largest token is not on top');
     await page.click('[data-sort="name"]');
     // How smooth: frame intervals while the countdowns run and the table scrolls (printed only).
