@@ -3,6 +3,7 @@
 #include <chrono>
 #include <string>
 
+#include "actors/caf_workarounds.hpp"
 #include "fencelock/errc.hpp"
 
 namespace fencelock {
@@ -28,7 +29,7 @@ caf::error normalize(caf::error err, const running_flag& running) {
 template <class T, caf::message_priority Priority = caf::message_priority::normal, class... Ts>
 void forward(caf::event_based_actor* self, const registry_actor& registry, caf::timespan timeout,
              const running_flag& running, reply_to<T> cb, Ts&&... xs) {
-  self->request<Priority>(registry, timeout, std::forward<Ts>(xs)...)
+  self->request<Priority>(registry, priority_timeout(timeout), std::forward<Ts>(xs)...)
     .then([cb](T& x) { cb.fn(std::move(x)); },
           [cb, running](caf::error& err) { cb.fn(normalize(std::move(err), running)); });
 }

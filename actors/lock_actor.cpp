@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "actors/caf_workarounds.hpp"
 #include "actors/lock_errors.hpp"
 #include "actors/metrics.hpp"
 #include "fencelock/errc.hpp"
@@ -115,12 +116,14 @@ struct settle_on_exit {
 };
 
 /// Calls the backend through `call`, which gets the callback to pass on; `then` runs with the
-/// answer, and the actor settles after it.
+/// answer, and the actor settles after it. The backend awaits the store: what arrived meanwhile
+/// is taken up once it answered.
 template <class T, class Call, class Then>
 void ask_backend(self_ptr self, Call call, Then then) {
   ++self->state.in_flight;
   call([self, then = std::move(then)](caf::expected<T> x) mutable {
     --self->state.in_flight;
+    resume_skipped(self);
     then(std::move(x));
     settle(self);
   });
@@ -461,8 +464,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       ++s.seen; // routed by the registry like a request
       if (auto w = s.lock.take_waiter(request_id)) {
         count_waiters(self, -1);
-        w->promise.deliver(
-          caf::make_error(errc::cancelled, std::string{"the client went away"}));
+        w->promise.deliver(caf::make_error(errc::cancelled, std::string{"the client went away"}));
         return;
       }
       // The grant went out but never reached its client: nobody will use or release it.

@@ -174,13 +174,13 @@ reply<lease> lab::acquire(const std::string& name, const std::string& owner, int
 
 reply<lease> lab::renew(const std::string& name, const std::string& owner, uint64_t token,
                         int64_t ttl_ms) {
-  auto r = ask<lease>(registry, renew_atom_v, renew_request{name, owner, token, ttl_ms});
+  auto r = ask<lease, caf::message_priority::high>(registry, renew_atom_v, renew_request{name, owner, token, ttl_ms});
   run();
   return r;
 }
 
 reply<bool> lab::release(const std::string& name, const std::string& owner, uint64_t token) {
-  auto r = ask<bool>(registry, release_atom_v, release_request{name, owner, token});
+  auto r = ask<bool, caf::message_priority::high>(registry, release_atom_v, release_request{name, owner, token});
   run();
   return r;
 }

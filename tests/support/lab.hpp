@@ -69,11 +69,12 @@ void advance_clock(caf::scheduler::test_coordinator& sched, int64_t ms);
 
 /// Sends a request to `dest` from a fresh client actor of `sys`; the reply lands in the result
 /// once the coordinator ran.
-template <class T, class Handle, class... Ts>
+template <class T, caf::message_priority P = caf::message_priority::normal, class Handle,
+          class... Ts>
 reply<T> ask_from(caf::actor_system& sys, const Handle& dest, Ts... xs) {
   auto out = std::make_shared<std::optional<caf::expected<T>>>();
   sys.spawn([=](caf::event_based_actor* self) {
-    self->request(dest, caf::infinite, xs...)
+    self->template request<P>(dest, caf::infinite, xs...)
       .then([=](T& x) { *out = std::move(x); }, [=](caf::error& err) { *out = std::move(err); });
   });
   return out;
@@ -152,9 +153,11 @@ public:
   void advance(int64_t ms);
 
   /// Sends a request from a fresh client actor; the reply lands in the result once run() ran.
-  template <class T, class Handle, class... Ts>
+  /// Renewals and releases go with high priority, as the bridge sends them.
+  template <class T, caf::message_priority P = caf::message_priority::normal, class Handle,
+            class... Ts>
   reply<T> ask(const Handle& dest, Ts... xs) {
-    return ask_from<T>(sys, dest, xs...);
+    return ask_from<T, P>(sys, dest, xs...);
   }
 
   reply<lease> acquire(const std::string& name, const std::string& owner, int64_t ttl_ms,

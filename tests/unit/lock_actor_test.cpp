@@ -116,7 +116,7 @@ TEST_CASE("a clean stop gives back the unused rest of the token block", "[actors
     for (int i = 0; i < 3; ++i)
       last = f.acquire("a" + std::to_string(i), "o", 60'000)->value().value().token;
     CHECK(store->fence_ceiling() > last + 1); // a block reserved ahead
-  } // a clean stop, as service::stop() does it (SIGTERM)
+  }                                           // a clean stop, as service::stop() does it (SIGTERM)
   CHECK(store->fence_ceiling() == last + 1);
   actor_fixture again{store, 100, 1000};
   CHECK(again.acquire("b", "o", 60'000)->value().value().token == last + 1);
@@ -155,8 +155,7 @@ TEST_CASE("idle lock actors are retired; held ones stay", "[actors]") {
   CHECK(f.status("a").last_token == l.token);
 }
 
-TEST_CASE("a restart keeps leases, ends overdue ones, and never repeats a token",
-          "[actors]") {
+TEST_CASE("a restart keeps leases, ends overdue ones, and never repeats a token", "[actors]") {
   auto store = std::make_shared<memory_store>();
   uint64_t before = 0;
   lease kept;
@@ -216,9 +215,9 @@ TEST_CASE("concurrent writes share one commit", "[actors]") {
   auto commits_before = store->commits();
   std::vector<test::reply<lease>> replies;
   for (int i = 0; i < 50; ++i)
-    replies.push_back(f.ask<lease>(f.registry, acquire_atom_v,
-                                   acquire_request{"g" + std::to_string(i), "o", 1000, 0,
-                                                   uint64_t(i + 1)}));
+    replies.push_back(
+      f.ask<lease>(f.registry, acquire_atom_v,
+                   acquire_request{"g" + std::to_string(i), "o", 1000, 0, uint64_t(i + 1)}));
   f.run();
   for (auto& r : replies)
     REQUIRE(r->value());
@@ -294,4 +293,54 @@ TEST_CASE("without stall detection a jump of the clock expires leases at once", 
   f.acquire("a", "alice", 1000);
   f.advance(10'000);
   CHECK_FALSE(f.status("a").held);
+}
+
+// While the lock actor waits for a store write, what arrives meanwhile is set aside and taken up
+// once the write is done, whatever its priority: the write of a renewal is urgent, a status or an
+// acquire is not, and the reverse for a grant's write.
+TEST_CASE("requests that arrive during a store write are all answered after it", "[actors]") {
+  actor_fixture f;
+  auto l = f.acquire("a", "alice", 1000)->value().value();
+  // Sent together, processed in one go by run(): the later ones reach the lock actor while the
+  // first one's write is in flight. Renewals are urgent, as the bridge sends them.
+  auto renew = [&](uint64_t token) {
+    return f.ask<lease, caf::message_priority::high>(f.registry, renew_atom_v,
+                                                     renew_request{"a", "alice", token, 2000});
+  };
+  auto acquire = [&](const std::string& owner) {
+    return f.ask<lease>(f.registry, acquire_atom_v, acquire_request{"a", owner, 1000, 0, 7});
+  };
+
+  SECTION("normal requests behind an urgent write") {
+    auto renewed = renew(l.token);
+    auto status = f.ask<lock_status>(f.registry, status_atom_v, std::string{"a"});
+    auto other = acquire("bob");
+    f.run();
+    REQUIRE(renewed->has_value());
+    REQUIRE(status->has_value());
+    REQUIRE(other->has_value());
+    REQUIRE(status->value());
+    CHECK(status->value()->token == l.token);
+    CHECK(code_of(other) == errc::lock_held);
+  }
+
+  SECTION("urgent requests behind a normal write") {
+    // Alice's release hands the lock to Bob, who waits: that grant writes with normal priority
+    // while alice's late renewal (urgent) and a status (normal) wait for it.
+    auto waiting =
+      f.ask<lease>(f.registry, acquire_atom_v, acquire_request{"a", "bob", 1000, 5000, 8});
+    f.run();
+    auto released = f.ask<bool, caf::message_priority::high>(
+      f.registry, release_atom_v, release_request{"a", "alice", l.token});
+    auto late = renew(l.token);
+    auto status = f.ask<lock_status>(f.registry, status_atom_v, std::string{"a"});
+    f.run();
+    REQUIRE(released->has_value());
+    REQUIRE(waiting->has_value());
+    REQUIRE(status->has_value());
+    REQUIRE(late->has_value());
+    CHECK(code_of(late) == errc::lease_lost);
+    REQUIRE(waiting->value());
+    CHECK(waiting->value()->owner == "bob");
+  }
 }

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 
+#include "actors/caf_workarounds.hpp"
 #include "actors/event_hub.hpp"
 #include "actors/fence_issuer.hpp"
 #include "actors/store/embedded/lock_record.hpp"
@@ -169,8 +170,8 @@ private:
     auto on_failed = [then](caf::error& err) { then(std::move(err)); };
     if (urgent)
       self
-        ->request<caf::message_priority::high>(env_->store, env_->timeout, put_atom_v,
-                                               std::move(record))
+        ->request<caf::message_priority::high>(env_->store, priority_timeout(env_->timeout),
+                                               put_atom_v, std::move(record))
         .await(on_written, on_failed);
     else
       self->request(env_->store, env_->timeout, put_atom_v, std::move(record))
@@ -200,12 +201,12 @@ caf::expected<std::shared_ptr<embedded_store>> embedded_store::make(
   result->held_ = table->held_names();
   auto env = std::make_shared<environment>();
   env->table = table;
-  env->store = settings.detached
-                 ? sys.spawn<caf::detached>(store_actor_impl, store, table, result->healthy_,
-                                            reporter)
-                 : sys.spawn(store_actor_impl, store, table, result->healthy_, reporter);
-  result->lister_ = sys.spawn(table_lister_impl, std::shared_ptr<const lease_table>{table},
-                              settings.clock);
+  env->store =
+    settings.detached
+      ? sys.spawn<caf::detached>(store_actor_impl, store, table, result->healthy_, reporter)
+      : sys.spawn(store_actor_impl, store, table, result->healthy_, reporter);
+  result->lister_ =
+    sys.spawn(table_lister_impl, std::shared_ptr<const lease_table>{table}, settings.clock);
   env->fence = sys.spawn(fence_issuer_impl, env->store, *floor, settings.fence_block);
   env->clock = settings.clock;
   env->timeout = settings.timeout;

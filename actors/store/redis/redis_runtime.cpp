@@ -5,6 +5,7 @@
 
 #include <caf/send.hpp>
 
+#include "actors/caf_workarounds.hpp"
 #include "actors/event_hub.hpp"
 
 namespace fencelock {
@@ -68,7 +69,9 @@ public:
   }
 
   void renew(lock_self self, const renew_request& req, reply<store_answer> done) override {
-    self->request<caf::message_priority::high>(env_->store, env_->timeout, renew_atom_v, req)
+    self
+      ->request<caf::message_priority::high>(env_->store, priority_timeout(env_->timeout),
+                                             renew_atom_v, req)
       .await([self, done](script_lease& x) { done(ok_or_lost(self, x)); },
              [done](caf::error& err) { done(std::move(err)); });
   }
@@ -76,8 +79,8 @@ public:
   void release(lock_self self, const release_request& req, lease_end_cause cause,
                reply<store_answer> done) override {
     self
-      ->request<caf::message_priority::high>(env_->store, env_->timeout, release_atom_v, req,
-                                             std::string{to_string(cause)})
+      ->request<caf::message_priority::high>(env_->store, priority_timeout(env_->timeout),
+                                             release_atom_v, req, std::string{to_string(cause)})
       .await([self, done](script_lease& x) { done(ok_or_lost(self, x)); },
              [done](caf::error& err) { done(std::move(err)); });
   }
