@@ -96,9 +96,9 @@ struct service::impl {
     ++core->in_flight;
     if (cls == call_class::read)
       ++core->reads_in_flight;
-    auto finish = finishing<T>(core, op, std::move(lock), std::move(owner), token, std::move(done),
-                               std::move(ctx),
-                               cls == call_class::read ? counted::read : counted::call);
+    auto finish =
+      finishing<T>(core, op, std::move(lock), std::move(owner), token, std::move(done),
+                   std::move(ctx), cls == call_class::read ? counted::read : counted::call);
     // Renewals and releases overtake queued calls from the first mailbox on (the bridge's).
     if (cls == call_class::lease)
       caf::anon_send<caf::message_priority::high>(bridge, atom, std::move(req),
@@ -271,8 +271,9 @@ uint64_t service::subscribe(subscribe_request req, callback<lock_list> snapshot,
   auto core = d.core;
   // One operation event for the whole subscribe; the snapshot counts as a read in progress.
   auto refuse = [&](caf::error err) -> uint64_t {
-    finishing<bool>(core, "subscribe", req.exact ? req.prefix : std::string{}, std::string{}, 0,
-                    [](caf::expected<bool>) {}, ctx, counted::no)(err);
+    finishing<bool>(
+      core, "subscribe", req.exact ? req.prefix : std::string{}, std::string{}, 0,
+      [](caf::expected<bool>) {}, ctx, counted::no)(err);
     snapshot(std::move(err));
     return 0;
   };
@@ -286,9 +287,9 @@ uint64_t service::subscribe(subscribe_request req, callback<lock_list> snapshot,
   }
   ++core->in_flight;
   ++core->reads_in_flight;
-  auto finish = finishing<bool>(core, "subscribe", req.exact ? req.prefix : std::string{},
-                                std::string{}, 0, [](caf::expected<bool>) {}, std::move(ctx),
-                                counted::read);
+  auto finish = finishing<bool>(
+    core, "subscribe", req.exact ? req.prefix : std::string{}, std::string{}, 0,
+    [](caf::expected<bool>) {}, std::move(ctx), counted::read);
   // Subscribed before the snapshot is taken: every change from here on is either in the
   // snapshot or held back for delivery after it (event_hub::open).
   auto id = core->events->subscribe(req.prefix, req.exact, std::move(on_event));

@@ -116,8 +116,8 @@ caf::error validate(const list_request& x, const config& cfg) {
   if (!x.cursor.empty() && !valid_lock_name(x.cursor))
     return invalid_field("cursor", "must be a lock name from a previous page's nextCursor");
   if (x.limit < 1 || x.limit > cfg.list_limit_max)
-    return invalid_field("limit", "must be an integer between 1 and "
-                                    + std::to_string(cfg.list_limit_max));
+    return invalid_field("limit",
+                         "must be an integer between 1 and " + std::to_string(cfg.list_limit_max));
   return caf::none;
 }
 

@@ -172,12 +172,11 @@ int serve(const std::vector<std::string>& args) {
   auto signals = stop_signals();
   int sig = await_ready(svc, cfg, http.port(), signals);
   if (sig == 0 && sigwait(&signals, &sig) != 0) // fails only for an invalid set
-    sig = 0;                                     // stop cleanly anyway
+    sig = 0;                                    // stop cleanly anyway
   notify_stopping();
   http.stop(); // drains: no new requests reach the service from here on
   bool clean = svc.stop();
-  log->info(
-    log_line(log_level::info, "stopped", {{"signal", signal_name(sig)}, {"clean", clean}}));
+  log->info(log_line(log_level::info, "stopped", {{"signal", signal_name(sig)}, {"clean", clean}}));
   log->flush();
   return 0;
 }

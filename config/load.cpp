@@ -114,131 +114,242 @@ std::optional<std::string> check_log_level(const std::string& x) {
 // The ranges are part of the service's contract (docs, fencelock.conf); keep them in step.
 const setting settings[] = {
   // --- network ---
-  {.key = "host", .field = &config::host, .check = check_ip, .arg = "ip",
+  {.key = "host",
+   .field = &config::host,
+   .check = check_ip,
+   .arg = "ip",
    .help = "Address the HTTP listener binds to (0.0.0.0 or :: for every interface)."},
-  {.key = "port", .field = &config::port, .min = 0, .max = 65535,
+  {.key = "port",
+   .field = &config::port,
+   .min = 0,
+   .max = 65535,
    .help = "TCP port of the HTTP listener; 0 picks any free port (reported by the \"listening\" "
            "log line and the readiness notification)."},
-  {.key = "io-threads", .field = &config::io_threads, .min = 1, .max = 64,
+  {.key = "io-threads",
+   .field = &config::io_threads,
+   .min = 1,
+   .max = 64,
    .help = "Threads running the network I/O loop."},
-  {.key = "max-connections", .field = &config::max_connections, .min = 1, .max = 1'000'000,
+  {.key = "max-connections",
+   .field = &config::max_connections,
+   .min = 1,
+   .max = 1'000'000,
    .help = "Open client connections, HTTP and WebSocket together; further ones are answered 503 "
            "overloaded and closed."},
-  {.key = "max-request-rate", .field = &config::max_request_rate, .min = 0, .max = 10'000'000,
+  {.key = "max-request-rate",
+   .field = &config::max_request_rate,
+   .min = 0,
+   .max = 10'000'000,
    .help = "Requests per second one connection may send (bursts up to that many); faster ones "
            "get 429 rate_limited. 0 means no limit."},
-  {.key = "body-limit", .field = &config::body_limit, .min = 256, .max = 16'777'216,
+  {.key = "body-limit",
+   .field = &config::body_limit,
+   .min = 256,
+   .max = 16'777'216,
    .help = "Largest accepted request body in bytes; larger bodies get 413 before they are "
            "read."},
-  {.key = "header-timeout-ms", .field = &config::header_timeout_ms, .min = 100, .max = 600'000,
+  {.key = "header-timeout-ms",
+   .field = &config::header_timeout_ms,
+   .min = 100,
+   .max = 600'000,
    .help = "Time a client has to send a request's headers; also the keep-alive idle limit."},
-  {.key = "body-timeout-ms", .field = &config::body_timeout_ms, .min = 100, .max = 600'000,
+  {.key = "body-timeout-ms",
+   .field = &config::body_timeout_ms,
+   .min = 100,
+   .max = 600'000,
    .help = "Time a client has to send a request's body once its headers arrived."},
-  {.key = "drain-timeout-ms", .field = &config::drain_timeout_ms, .min = 0, .max = 600'000,
+  {.key = "drain-timeout-ms",
+   .field = &config::drain_timeout_ms,
+   .min = 0,
+   .max = 600'000,
    .help = "On SIGTERM: how long requests in progress may take to be answered (waiters are "
            "answered 503 at once) before the remaining connections are cut; 0 cuts at once."},
-  {.key = "dashboard", .field = &config::dashboard,
+  {.key = "dashboard",
+   .field = &config::dashboard,
    .help = "Serves the live lock dashboard at / (a read-only page over /v1/ws; "
            "docs/dashboard.md); false answers / with 404."},
   // --- WebSocket ---
-  {.key = "ws-max-frame", .field = &config::ws_max_frame, .min = 1024, .max = 16'777'216,
+  {.key = "ws-max-frame",
+   .field = &config::ws_max_frame,
+   .min = 1024,
+   .max = 16'777'216,
    .help = "Largest WebSocket frame a client may send, in bytes; a larger one closes the socket "
            "with 1009."},
-  {.key = "ws-max-sessions", .field = &config::ws_max_sessions, .min = 1, .max = 1'000'000,
+  {.key = "ws-max-sessions",
+   .field = &config::ws_max_sessions,
+   .min = 1,
+   .max = 1'000'000,
    .help = "Open WebSocket sessions; further upgrades get 503 overloaded."},
-  {.key = "ws-max-subscriptions", .field = &config::ws_max_subscriptions, .min = 1,
-   .max = 100'000, .help = "Event subscriptions one WebSocket may hold."},
-  {.key = "ws-max-pending", .field = &config::ws_max_pending, .min = 1, .max = 100'000,
+  {.key = "ws-max-subscriptions",
+   .field = &config::ws_max_subscriptions,
+   .min = 1,
+   .max = 100'000,
+   .help = "Event subscriptions one WebSocket may hold."},
+  {.key = "ws-max-pending",
+   .field = &config::ws_max_pending,
+   .min = 1,
+   .max = 100'000,
    .help = "Unanswered requests one WebSocket may have before the server stops reading it."},
-  {.key = "ws-outbound-limit", .field = &config::ws_outbound_limit, .min = 65'536,
+  {.key = "ws-outbound-limit",
+   .field = &config::ws_outbound_limit,
+   .min = 65'536,
    .max = 1'073'741'824,
    .help = "Bytes queued for one WebSocket before it counts as too slow and is closed with "
            "1008."},
-  {.key = "ws-idle-timeout-ms", .field = &config::ws_idle_timeout_ms, .min = 1'000,
+  {.key = "ws-idle-timeout-ms",
+   .field = &config::ws_idle_timeout_ms,
+   .min = 1'000,
    .max = 3'600'000,
    .help = "Silence after which a WebSocket is closed; the server pings after half of it."},
   // --- store ---
-  {.key = "data-dir", .field = &config::data_dir, .check = check_not_empty, .arg = "path",
+  {.key = "data-dir",
+   .field = &config::data_dir,
+   .check = check_not_empty,
+   .arg = "path",
    .help = "Directory where the embedded store keeps its files (created if missing)."},
-  {.key = "store", .field = &config::store, .check = check_store, .arg = "kind|url",
+  {.key = "store",
+   .field = &config::store,
+   .check = check_store,
+   .arg = "kind|url",
    .help = "Lease store: \"embedded\" (SQLite in data-dir, one instance), \"memory\" (not "
            "durable: every lease is lost on restart; docs/durability.md) or "
            "redis://[[user]:password@]host[:port][/db] (shared by several instances; "
            "docs/redis.md). The password is never logged.",
    .shown = redacted_store},
-  {.key = "redis-key-prefix", .field = &config::redis_key_prefix, .check = check_key_prefix,
+  {.key = "redis-key-prefix",
+   .field = &config::redis_key_prefix,
+   .check = check_key_prefix,
    .arg = "text",
    .help = "Prefix of every Redis key and of the event channel: instances that share locks use "
            "the same prefix; unrelated deployments on one Redis use different ones."},
-  {.key = "redis-timeout-ms", .field = &config::redis_timeout_ms, .min = 50, .max = 60'000,
+  {.key = "redis-timeout-ms",
+   .field = &config::redis_timeout_ms,
+   .min = 50,
+   .max = 60'000,
    .help = "Longest wait for a Redis reply (and for a connection); past it the request fails "
            "with 503 store_unavailable and the connection is re-established."},
-  {.key = "fence-block", .field = &config::fence_block, .min = 1, .max = 1'000'000,
+  {.key = "fence-block",
+   .field = &config::fence_block,
+   .min = 1,
+   .max = 1'000'000,
    .help = "Fencing tokens reserved per durable write of the token ceiling; after a crash up "
            "to this many tokens are skipped, never reused."},
-  {.key = "max-released-records", .field = &config::max_released_records, .min = 0,
+  {.key = "max-released-records",
+   .field = &config::max_released_records,
+   .min = 0,
    .max = 100'000'000,
    .help = "Released locks whose records the embedded store keeps, so that their lastToken "
            "stays readable; the oldest releases beyond this are pruned and read lastToken 0."},
   // --- semantics ---
-  {.key = "ttl-min-ms", .field = &config::ttl_min_ms, .min = 1, .max = 86'400'000,
+  {.key = "ttl-min-ms",
+   .field = &config::ttl_min_ms,
+   .min = 1,
+   .max = 86'400'000,
    .help = "Shortest lease TTL a client may ask for; at most ttl-max-ms."},
-  {.key = "ttl-max-ms", .field = &config::ttl_max_ms, .min = 1, .max = 86'400'000,
+  {.key = "ttl-max-ms",
+   .field = &config::ttl_max_ms,
+   .min = 1,
+   .max = 86'400'000,
    .help = "Longest lease TTL a client may ask for."},
-  {.key = "wait-max-ms", .field = &config::wait_max_ms, .min = 0, .max = 3'600'000,
+  {.key = "wait-max-ms",
+   .field = &config::wait_max_ms,
+   .min = 0,
+   .max = 3'600'000,
    .help = "Longest time an acquire may wait for a held lock; 0 allows only try-once "
            "acquires."},
-  {.key = "max-waiters-per-lock", .field = &config::max_waiters_per_lock, .min = 1,
+  {.key = "max-waiters-per-lock",
+   .field = &config::max_waiters_per_lock,
+   .min = 1,
    .max = 1'000'000,
    .help = "Waiters one lock may queue before further acquires get 429 too_many_waiters."},
-  {.key = "list-limit-max", .field = &config::list_limit_max, .min = 1, .max = 100'000,
+  {.key = "list-limit-max",
+   .field = &config::list_limit_max,
+   .min = 1,
+   .max = 100'000,
    .help = "Largest page size of GET /v1/locks."},
   // --- overload ---
-  {.key = "shed-acquires-at", .field = &config::shed_acquires_at, .min = 1, .max = 10'000'000,
+  {.key = "shed-acquires-at",
+   .field = &config::shed_acquires_at,
+   .min = 1,
+   .max = 10'000'000,
    .help = "Requests in progress (waiting acquires not counted) from which new acquires get 503 "
            "overloaded; renewals and releases are still served."},
-  {.key = "shed-reads-at", .field = &config::shed_reads_at, .min = 1, .max = 10'000'000,
+  {.key = "shed-reads-at",
+   .field = &config::shed_reads_at,
+   .min = 1,
+   .max = 10'000'000,
    .help = "Requests in progress from which status, check, list and subscribe are shed too."},
-  {.key = "max-reads-in-flight", .field = &config::max_reads_in_flight, .min = 1,
+  {.key = "max-reads-in-flight",
+   .field = &config::max_reads_in_flight,
+   .min = 1,
    .max = 10'000'000,
    .help = "Reads in progress (status, check, list, subscribe snapshots) from which further "
            "reads get 503 overloaded: reads have a budget of their own, so that a read flood "
            "is shed before it can slow renewals down."},
-  {.key = "max-in-flight", .field = &config::max_in_flight, .min = 1, .max = 10'000'000,
+  {.key = "max-in-flight",
+   .field = &config::max_in_flight,
+   .min = 1,
+   .max = 10'000'000,
    .help = "Requests in progress from which everything is refused, renewals included; at "
            "least shed-reads-at, which is at least shed-acquires-at."},
-  {.key = "max-waiters-total", .field = &config::max_waiters_total, .min = 1,
+  {.key = "max-waiters-total",
+   .field = &config::max_waiters_total,
+   .min = 1,
    .max = 10'000'000,
    .help = "Waiting acquires over all locks before further ones get 429 too_many_waiters."},
-  {.key = "shed-io-lag-ms", .field = &config::shed_io_lag_ms, .min = 0, .max = 600'000,
+  {.key = "shed-io-lag-ms",
+   .field = &config::shed_io_lag_ms,
+   .min = 0,
+   .max = 600'000,
    .help = "Lag of the network I/O loop from which new acquires are shed too; 0 means lag never "
            "sheds."},
-  {.key = "shed-store-latency-ms", .field = &config::shed_store_latency_ms, .min = 0,
+  {.key = "shed-store-latency-ms",
+   .field = &config::shed_store_latency_ms,
+   .min = 0,
    .max = 600'000,
    .help = "Average round trip of the store's lease writes from which new acquires are shed "
            "too (renewals still go through); 0 means store latency never sheds."},
-  {.key = "max-locks", .field = &config::max_locks, .min = 1, .max = 100'000'000,
+  {.key = "max-locks",
+   .field = &config::max_locks,
+   .min = 1,
+   .max = 100'000'000,
    .help = "Locks held or in use at once (one actor each); a request that needs one more gets "
            "503 overloaded. Bounds memory under a flood of new lock names (about 4 KiB per held "
            "lock)."},
-  {.key = "stall-threshold-ms", .field = &config::stall_threshold_ms, .min = 0, .max = 600'000,
+  {.key = "stall-threshold-ms",
+   .field = &config::stall_threshold_ms,
+   .min = 0,
+   .max = 600'000,
    .help = "How late the watchdog's heartbeat must be to count as a stall of the process; 0 "
            "turns stall detection off."},
-  {.key = "stall-grace-ms", .field = &config::stall_grace_ms, .min = 0, .max = 600'000,
+  {.key = "stall-grace-ms",
+   .field = &config::stall_grace_ms,
+   .min = 0,
+   .max = 600'000,
    .help = "After a stall, how long the leases whose deadlines fell into it still count as "
            "held, so that their holders can renew before they expire."},
-  {.key = "max-expiries-per-second", .field = &config::max_expiries_per_second, .min = 0,
+  {.key = "max-expiries-per-second",
+   .field = &config::max_expiries_per_second,
+   .min = 0,
    .max = 100'000'000,
    .help = "Lease expiries processed per second at most, in slices of 10 ms; the rest wait for "
            "the next slice, so that a mass expiry cannot starve renewals. 0 means no limit."},
   // --- runtime ---
-  {.key = "actor-threads", .field = &config::actor_threads, .min = 0, .max = 256,
+  {.key = "actor-threads",
+   .field = &config::actor_threads,
+   .min = 0,
+   .max = 256,
    .help = "Worker threads of the actor system; 0 means one per core."},
-  {.key = "log-format", .field = &config::log_format, .check = check_log_format,
+  {.key = "log-format",
+   .field = &config::log_format,
+   .check = check_log_format,
    .arg = "format",
    .help = "Format of the log lines on stdout: json (one object per line, the default) or text "
            "(ts level event key=value ...)."},
-  {.key = "log-level", .field = &config::log_level, .check = check_log_level, .arg = "level",
+  {.key = "log-level",
+   .field = &config::log_level,
+   .check = check_log_level,
+   .arg = "level",
    .help = "Least severe log level written to stdout: trace, debug, info, warn, error, "
            "critical or off."},
 };
@@ -276,8 +387,8 @@ bool is_switch(const setting& s) {
 
 /// Whether `Member` points at an integer member of config (not text, not a switch).
 template <class Member>
-constexpr bool is_integer_member = !std::is_same_v<Member, std::string config::*>
-                                   && !std::is_same_v<Member, bool config::*>;
+constexpr bool is_integer_member =
+  !std::is_same_v<Member, std::string config::*> && !std::is_same_v<Member, bool config::*>;
 
 std::string quoted(std::string_view x) {
   // Appended piecewise: GCC 12's -Wrestrict misfires on "\"" + std::string{x} at -O2.
@@ -328,8 +439,8 @@ caf::error usage_error(std::string msg) {
 caf::error assign(config& cfg, const setting& s, const std::string& text,
                   const std::string& origin) {
   auto fail = [&](const std::string& why) {
-    auto msg = std::string{s.key} + ": " + why + " (got " + quoted(s.shown ? s.shown(text) : text)
-               + ")";
+    auto msg =
+      std::string{s.key} + ": " + why + " (got " + quoted(s.shown ? s.shown(text) : text) + ")";
     if (origin.empty())
       return usage_error(std::move(msg)); // a flag: the user just typed it
     msg += "; set by " + origin;
@@ -338,14 +449,14 @@ caf::error assign(config& cfg, const setting& s, const std::string& text,
   if (auto text_field = std::get_if<std::string config::*>(&s.field)) {
     if (auto why = s.check ? s.check(text) : std::nullopt)
       return fail(*why);
-    cfg.**text_field = text;
+    cfg.** text_field = text;
     return caf::none;
   }
   if (auto switch_field = std::get_if<bool config::*>(&s.field)) {
     // Exactly true or false: "ture" must not quietly mean either.
     if (text != "true" && text != "false")
       return fail("must be true or false");
-    cfg.**switch_field = text == "true";
+    cfg.** switch_field = text == "true";
     return caf::none;
   }
   // Integers: parse as int64 (sign included) and range-check before narrowing, so that "-1" or
@@ -427,8 +538,9 @@ caf::error parse_flags(const std::vector<std::string>& args, std::vector<assignm
   std::vector<std::string> seen;
   for (const auto& opt : parsed.options) {
     if (opt.string_key.empty()) // a positional token
-      return usage_error(quoted(single_value(opt)) + ": unexpected argument (options are "
-                          "--key value or --key=value)");
+      return usage_error(quoted(single_value(opt))
+                         + ": unexpected argument (options are "
+                           "--key value or --key=value)");
     auto flag = "--" + opt.string_key;
     if (std::find(seen.begin(), seen.end(), opt.string_key) != seen.end())
       return usage_error(flag + ": given more than once");
@@ -504,8 +616,10 @@ caf::error parse_file(const std::string& path, std::vector<assignment>& out) {
     if (line.empty())
       continue;
     if (line.front() == '[')
-      return config_error(std::string{line} + ": sections are not supported; write every setting "
-                          "as a top-level \"key = value\" line (in " + where(number) + ")");
+      return config_error(std::string{line}
+                          + ": sections are not supported; write every setting "
+                            "as a top-level \"key = value\" line (in "
+                          + where(number) + ")");
     auto eq = line.find('=');
     auto key = trimmed(line.substr(0, eq));
     if (eq == std::string_view::npos || key.empty())
@@ -516,9 +630,9 @@ caf::error parse_file(const std::string& path, std::vector<assignment>& out) {
       return config_error(std::string{key} + ": unknown setting (in " + where(number) + ")");
     auto before = std::find_if(seen.begin(), seen.end(), [&](auto& x) { return x.first == s; });
     if (before != seen.end())
-      return config_error(std::string{key} + ": set more than once in " + quoted(path)
-                          + " (lines " + std::to_string(before->second) + " and "
-                          + std::to_string(number) + ")");
+      return config_error(std::string{key} + ": set more than once in " + quoted(path) + " (lines "
+                          + std::to_string(before->second) + " and " + std::to_string(number)
+                          + ")");
     seen.emplace_back(s, number);
     out.push_back({s, std::string{trimmed(line.substr(eq + 1))}, "file " + where(number)});
   }
@@ -637,8 +751,8 @@ caf::error validate(const fencelock::config& cfg) {
   }
   if (cfg.ttl_min_ms > cfg.ttl_max_ms)
     return config_error("ttl-min-ms: must not exceed ttl-max-ms (got "
-                        + std::to_string(cfg.ttl_min_ms) + " > "
-                        + std::to_string(cfg.ttl_max_ms) + ")");
+                        + std::to_string(cfg.ttl_min_ms) + " > " + std::to_string(cfg.ttl_max_ms)
+                        + ")");
   // Acquires are shed first, then reads, then everything: the thresholds must climb.
   if (cfg.shed_acquires_at > cfg.shed_reads_at)
     return config_error("shed-acquires-at: must not exceed shed-reads-at (got "

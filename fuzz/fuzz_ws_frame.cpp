@@ -71,13 +71,11 @@ void check_accepted(const net::ws_request& req, const config& cfg) {
 void check_rejection(const net::ws_rejection& r) {
   check(r.id.is_null() || net::valid_ws_id(r.id), "a rejection echoes only a valid id");
   errc code{};
-  check(as_errc(r.error, code) && code == errc::invalid_request,
-        "a rejection is invalid_request");
+  check(as_errc(r.error, code) && code == errc::invalid_request, "a rejection is invalid_request");
   auto message = error_message(r.error);
   // A key named twice is quoted as the client wrote it, which may itself start with "name: ".
   bool quotes_a_key = message.ends_with(": given more than once");
-  check(message.find(": ") != std::string::npos
-          && (quotes_a_key || !message.starts_with("name: ")),
+  check(message.find(": ") != std::string::npos && (quotes_a_key || !message.starts_with("name: ")),
         "a rejection names the field, as the WebSocket API spells it");
   check(printable_ascii(message), "a rejection's message is printable ASCII");
   check_frame(net::error_frame(r.id, r.error), "error");

@@ -59,10 +59,8 @@ std::string address_text(const std::string& host, uint16_t port) {
 
 struct http_server::impl {
   impl(service& svc, const config& cfg)
-    : ctx(std::make_shared<server_context>(svc, cfg)),
-      acceptor(asio::make_strand(ctx->ioc())),
-      retry_timer(acceptor.get_executor()),
-      lag_timer(asio::make_strand(ctx->ioc())) {
+    : ctx(std::make_shared<server_context>(svc, cfg)), acceptor(asio::make_strand(ctx->ioc())),
+      retry_timer(acceptor.get_executor()), lag_timer(asio::make_strand(ctx->ioc())) {
   }
 
   caf::error start();
@@ -111,8 +109,8 @@ caf::error http_server::impl::start() {
   const auto& cfg = ctx->cfg();
   auto where = address_text(cfg.host, cfg.port);
   if (started || stopping)
-    return caf::make_error(caf::sec::invalid_argument, "http server on " + where
-                                                         + " was already started");
+    return caf::make_error(caf::sec::invalid_argument,
+                           "http server on " + where + " was already started");
   if (auto ec = listen())
     return caf::make_error(caf::sec::invalid_argument,
                            "cannot listen on " + where + ": " + ec.message());
@@ -222,7 +220,7 @@ void http_server::impl::on_accept(error_code ec, tcp::socket socket) {
 
 void http_server::impl::refuse(tcp::socket socket) {
   log_event(log_level::debug, "connection_refused",
-                {{"max_connections", ctx->cfg().max_connections}});
+            {{"max_connections", ctx->cfg().max_connections}});
   auto refused = std::make_shared<tcp::socket>(std::move(socket));
   // A constant answer, written without reading the request: the client learns why, then EOF.
   asio::async_write(*refused, asio::buffer(too_many_connections),
@@ -289,16 +287,16 @@ void http_server::impl::stop() {
       session->drain();
   for (const auto& session : websockets)
     session->drain();
-  auto drain_until = std::chrono::steady_clock::now()
-                     + std::chrono::milliseconds{ctx->cfg().drain_timeout_ms};
+  auto drain_until =
+    std::chrono::steady_clock::now() + std::chrono::milliseconds{ctx->cfg().drain_timeout_ms};
   while (ctx->connections() > 0 && std::chrono::steady_clock::now() < drain_until)
     std::this_thread::sleep_for(std::chrono::milliseconds{10});
   // Late service replies are dropped from here, never queued on an io_context about to stop.
   ctx->close_reply_gate();
   if (ctx->connections() > 0) {
     log_event(log_level::warn, "drain_timeout",
-                  {{"open_connections", ctx->connections()},
-                   {"drain_timeout_ms", ctx->cfg().drain_timeout_ms}});
+              {{"open_connections", ctx->connections()},
+               {"drain_timeout_ms", ctx->cfg().drain_timeout_ms}});
     for (const auto& weak : open_sessions)
       if (auto session = weak.lock())
         session->close();

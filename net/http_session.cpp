@@ -175,14 +175,13 @@ void http_session::on_read_body(error_code ec, std::size_t) {
 
 void http_session::on_read_error(error_code ec) {
   if (ec == http::error::body_limit)
-    return reply_and_close(error_reply(
-      http::status::payload_too_large, "payload_too_large",
-      "the body exceeds " + std::to_string(ctx_->cfg().body_limit) + " bytes"));
+    return reply_and_close(
+      error_reply(http::status::payload_too_large, "payload_too_large",
+                  "the body exceeds " + std::to_string(ctx_->cfg().body_limit) + " bytes"));
   if (ec == http::error::header_limit)
-    return reply_and_close(error_reply(http::status::request_header_fields_too_large,
-                                       "headers_too_large",
-                                       "the request header exceeds "
-                                         + std::to_string(header_limit) + " bytes"));
+    return reply_and_close(
+      error_reply(http::status::request_header_fields_too_large, "headers_too_large",
+                  "the request header exceeds " + std::to_string(header_limit) + " bytes"));
   if (is_malformed_http(ec))
     return reply_and_close(
       error_reply(http::status::bad_request, "invalid_request", "malformed HTTP request"));
@@ -222,14 +221,14 @@ void http_session::upgrade(http::request<http::string_body> req) {
     return send(error_reply(http::status::not_found, "not_found",
                             "WebSocket upgrades are served at /v1/ws only"));
   if (!ctx_->svc().running())
-    return send(error_reply(caf::make_error(errc::shutting_down,
-                                            std::string{"the service is not running"})));
+    return send(
+      error_reply(caf::make_error(errc::shutting_down, std::string{"the service is not running"})));
   if (ctx_->ws_sessions() >= ctx_->cfg().ws_max_sessions) {
     // Turned away before the upgrade, with a plain HTTP answer the client can read.
     keep_alive_ = false;
-    return send(error_reply(caf::make_error(
-      errc::overloaded, "too many WebSocket sessions (ws-max-sessions = "
-                          + std::to_string(ctx_->cfg().ws_max_sessions) + ")")));
+    return send(error_reply(
+      caf::make_error(errc::overloaded, "too many WebSocket sessions (ws-max-sessions = "
+                                          + std::to_string(ctx_->cfg().ws_max_sessions) + ")")));
   }
   // The socket is the WebSocket session's from here; this HTTP session ends without closing it.
   stream_.expires_never();
@@ -255,10 +254,9 @@ void http_session::start_call(service_call call) {
 
 void http_session::post_reply(reply r) {
   // Runs on a CAF worker thread (or, for a request the service refuses at once, right here).
-  ctx_->post_reply(stream_.get_executor(),
-                   [self = shared_from_this(), r = std::move(r)]() mutable {
-                     self->on_reply(std::move(r));
-                   });
+  ctx_->post_reply(stream_.get_executor(), [self = shared_from_this(), r = std::move(r)]() mutable {
+    self->on_reply(std::move(r));
+  });
 }
 
 void http_session::on_reply(reply r) {
@@ -410,7 +408,7 @@ void http_session::fail(error_code ec, const char* what) {
     return;
   if (!is_quiet(ec))
     log_event(log_level::debug, "connection_error",
-                  {{"peer", peer_}, {"stage", what}, {"error", ec.message()}});
+              {{"peer", peer_}, {"stage", what}, {"error", ec.message()}});
   abandon();
 }
 

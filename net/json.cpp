@@ -14,7 +14,6 @@
 
 namespace fencelock::net {
 
-
 caf::error parse_acquire_body(std::string_view body, acquire_request& out) {
   object_reader in{body, {"owner", "ttlMs", "waitMs"}};
   in.read("owner", out.owner, presence::required);

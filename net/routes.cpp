@@ -130,8 +130,7 @@ caf::error parse_list_query(std::string_view query, const config& cfg, list_requ
       continue;
     auto eq = param.find('=');
     auto raw_value = eq == std::string_view::npos ? std::string_view{} : param.substr(eq + 1);
-    if (!percent_decode(param.substr(0, eq), true, key)
-        || !percent_decode(raw_value, true, value))
+    if (!percent_decode(param.substr(0, eq), true, key) || !percent_decode(raw_value, true, value))
       return invalid_field("query", "malformed percent-encoding");
     bool* seen = key == "prefix"   ? &seen_prefix
                  : key == "limit"  ? &seen_limit
@@ -203,8 +202,8 @@ route_result route(http::verb method, std::string_view target, std::string_view 
                    const config& cfg, bool ready) {
   auto question = target.find('?');
   auto path = target.substr(0, question);
-  auto query = question == std::string_view::npos ? std::string_view{}
-                                                  : target.substr(question + 1);
+  auto query =
+    question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
   auto match = match_path(path);
   if (!match)
     return error_reply(http::status::not_found, "not_found", "no such route");

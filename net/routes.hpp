@@ -37,9 +37,8 @@ struct metrics_query {};
 
 /// A request that passed every boundary check, ready for the service. An acquire_request still
 /// needs its request_id, which the session assigns because it may have to cancel it.
-using service_call =
-  std::variant<acquire_request, renew_request, release_request, check_request, status_query,
-               list_request, metrics_query>;
+using service_call = std::variant<acquire_request, renew_request, release_request, check_request,
+                                  status_query, list_request, metrics_query>;
 
 /// Either the call to make, or the reply that answers the request at once (an error, or a probe).
 using route_result = std::variant<service_call, reply>;
@@ -50,8 +49,8 @@ using reply_handler = std::function<void(reply)>;
 /// Matches `method target`, parses `body` and checks the request against `cfg`. `ready` is the
 /// answer of GET /readyz. Unknown paths get 404, a wrong method 405 with Allow, and any invalid
 /// input 400 invalid_request naming the field.
-route_result route(boost::beast::http::verb method, std::string_view target,
-                   std::string_view body, const config& cfg, bool ready);
+route_result route(boost::beast::http::verb method, std::string_view target, std::string_view body,
+                   const config& cfg, bool ready);
 
 /// Runs `call` on `svc` tagged with `ctx`, and hands the reply (200 or the mapped error) to
 /// `done` exactly once: on a CAF worker thread, or on the calling thread when the service refuses

@@ -27,7 +27,8 @@ caf::error as_ws_error(caf::error err) {
 caf::error parse_op(const std::string& op, json::object fields, const config& cfg, ws_op& out) {
   if (op == "acquire") {
     ws_acquire x;
-    object_reader in{std::move(fields), {"id", "op", "lock", "owner", "ttlMs", "waitMs", "session"}};
+    object_reader in{std::move(fields),
+                     {"id", "op", "lock", "owner", "ttlMs", "waitMs", "session"}};
     in.read("lock", x.req.name, presence::required);
     in.read("owner", x.req.owner, presence::required);
     in.read("ttlMs", x.req.ttl_ms, presence::required);
@@ -145,8 +146,8 @@ std::variant<ws_request, ws_rejection> parse_ws_request(std::string_view text, c
   boost::system::error_code ec;
   auto parsed = json::parse(text, ec);
   if (ec)
-    return ws_rejection{nullptr, invalid_field("frame", "must be a JSON object (" + ec.message()
-                                                          + ")")};
+    return ws_rejection{nullptr,
+                        invalid_field("frame", "must be a JSON object (" + ec.message() + ")")};
   if (!parsed.is_object())
     return ws_rejection{nullptr, invalid_field("frame", "must be a JSON object")};
   auto& object = parsed.as_object();
@@ -176,17 +177,17 @@ std::variant<ws_request, ws_rejection> parse_ws_request(std::string_view text, c
 }
 
 std::string hello_frame(std::string_view session, std::string_view version, const config& cfg) {
-  return json::serialize(json::object{
-    {"type", "hello"},
-    {"session", session},
-    {"server", "fencelock"},
-    {"version", version},
-    {"limits",
-     {{"maxFrame", cfg.ws_max_frame},
-      {"maxSubscriptions", cfg.ws_max_subscriptions},
-      {"maxPending", cfg.ws_max_pending},
-      // A client bounds a session-bound lease by it (docs/websocket-api.md).
-      {"idleTimeoutMs", cfg.ws_idle_timeout_ms}}}});
+  return json::serialize(
+    json::object{{"type", "hello"},
+                 {"session", session},
+                 {"server", "fencelock"},
+                 {"version", version},
+                 {"limits",
+                  {{"maxFrame", cfg.ws_max_frame},
+                   {"maxSubscriptions", cfg.ws_max_subscriptions},
+                   {"maxPending", cfg.ws_max_pending},
+                   // A client bounds a session-bound lease by it (docs/websocket-api.md).
+                   {"idleTimeoutMs", cfg.ws_idle_timeout_ms}}}});
 }
 
 std::string reply_frame(const json::value& id, std::string_view op, json::value result) {
@@ -223,14 +224,10 @@ std::string lease_lost_frame(const lock_event& ev) {
 }
 
 std::string lock_event_frame(uint64_t subscription, const lock_event& ev) {
-  json::object frame{{"type", "lock_event"},
-                     {"subscription", subscription},
-                     {"event", to_string(ev.kind)},
-                     {"lock", ev.name},
-                     {"owner", ev.owner},
-                     {"token", ev.token},
-                     {"revision", ev.revision},
-                     {"at", ev.at_ms}};
+  json::object frame{{"type", "lock_event"},        {"subscription", subscription},
+                     {"event", to_string(ev.kind)}, {"lock", ev.name},
+                     {"owner", ev.owner},           {"token", ev.token},
+                     {"revision", ev.revision},     {"at", ev.at_ms}};
   if (ev.ends_lease())
     frame["cause"] = to_string(ev.cause);
   else

@@ -71,12 +71,8 @@ void as_json_error(websocket::response_type& res) {
 
 ws_session::ws_session(asio::ip::tcp::socket&& socket, std::shared_ptr<server_context> ctx,
                        std::string peer)
-  : ctx_(std::move(ctx)),
-    ws_(std::move(socket)),
-    close_timer_(ws_.get_executor()),
-    peer_(std::move(peer)),
-    id_(make_request_id()),
-    rate_(ctx_->cfg().max_request_rate) {
+  : ctx_(std::move(ctx)), ws_(std::move(socket)), close_timer_(ws_.get_executor()),
+    peer_(std::move(peer)), id_(make_request_id()), rate_(ctx_->cfg().max_request_rate) {
 }
 
 void ws_session::run(beast::http::request<beast::http::string_body> req) {
@@ -121,7 +117,7 @@ void ws_session::on_read(error_code ec, std::size_t) {
   if (ec == websocket::error::message_too_big) {
     // Beast has sent close 1009 already.
     log_event(log_level::debug, "ws_frame_too_big",
-                  {{"session", id_}, {"max_frame", ctx_->cfg().ws_max_frame}});
+              {{"session", id_}, {"max_frame", ctx_->cfg().ws_max_frame}});
     return on_closed(ec, "read");
   }
   if (ec)
@@ -298,9 +294,8 @@ void ws_session::start_subscribe(json::value id, ws_subscribe call) {
           self->subscriptions_.erase(*sub_id);
           return self->send(error_frame(id, x.error()));
         }
-        self->send(reply_frame(id, "subscribe",
-                               json::object{{"subscription", *sub_id},
-                                            {"locks", to_json(x->locks)}}));
+        self->send(reply_frame(
+          id, "subscribe", json::object{{"subscription", *sub_id}, {"locks", to_json(x->locks)}}));
       });
     },
     [weak, sub_id](const lock_event& ev) {
@@ -318,8 +313,8 @@ void ws_session::start_subscribe(json::value id, ws_subscribe call) {
 
 void ws_session::unsubscribe(const json::value& id, uint64_t subscription) {
   if (subscriptions_.erase(subscription) == 0)
-    return send(error_frame(
-      id, invalid_field("subscription", "is not a subscription of this socket")));
+    return send(
+      error_frame(id, invalid_field("subscription", "is not a subscription of this socket")));
   ctx_->svc().unsubscribe(subscription);
   send(reply_frame(id, "unsubscribe", json::object{{"unsubscribed", true}}));
 }
@@ -403,10 +398,10 @@ void ws_session::send(std::string frame) {
   // pile up behind others past the limit means the client does not keep up.
   if (out_bytes_ > 0 && out_bytes_ + frame.size() > ctx_->cfg().ws_outbound_limit) {
     log_event(log_level::warn, "ws_slow_consumer",
-                  {{"session", id_},
-                   {"peer", peer_},
-                   {"queued_bytes", out_bytes_},
-                   {"limit", ctx_->cfg().ws_outbound_limit}});
+              {{"session", id_},
+               {"peer", peer_},
+               {"queued_bytes", out_bytes_},
+               {"limit", ctx_->cfg().ws_outbound_limit}});
     return close_with(websocket::close_code::policy_error, "outbound queue full");
   }
   out_bytes_ += frame.size();
@@ -493,13 +488,14 @@ void ws_session::on_closed(error_code ec, std::string_view stage) {
     svc.unwatch_lease(held.watch_id);
     if (held.session_bound) {
       release_request req{key.first, held.owner, key.second, true};
-      svc.release(std::move(req), [](caf::expected<bool>) {}, context(json::value("close")));
+      svc.release(
+        std::move(req), [](caf::expected<bool>) {}, context(json::value("close")));
     }
   }
   leases_.clear();
   if (open_ && ec && !is_quiet(ec))
     log_event(log_level::debug, "ws_error",
-                  {{"session", id_}, {"stage", stage}, {"error", ec.message()}});
+              {{"session", id_}, {"stage", stage}, {"error", ec.message()}});
   log_event(log_level::debug, "ws_close", {{"session", id_}, {"peer", peer_}});
   // The TCP connection goes now; a close handshake still in flight ends with it.
   beast::get_lowest_layer(ws_).close();

@@ -40,9 +40,9 @@ const char* to_string(errc x) noexcept;
 
 /// Lists every enumerator once, for exhaustive tests.
 inline constexpr errc all_errc[] = {
-  errc::invalid_request, errc::lock_held,   errc::lease_lost,    errc::too_many_waiters,
-  errc::overloaded,      errc::store_unavailable, errc::shutting_down, errc::unavailable,
-  errc::cancelled,
+  errc::invalid_request,  errc::lock_held,   errc::lease_lost,
+  errc::too_many_waiters, errc::overloaded,  errc::store_unavailable,
+  errc::shutting_down,    errc::unavailable, errc::cancelled,
 };
 
 /// Returns the errc carried by `err`, or nothing when `err` is not a fencelock error.

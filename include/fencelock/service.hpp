@@ -9,7 +9,8 @@
 //   caf::actor_system sys{cfg};
 //   fencelock::service svc{sys, fencelock::config{}};
 //   if (auto err = svc.start()) { ... }
-//   svc.acquire({"jobs:report", "worker-1", 30'000, 0}, [](caf::expected<fencelock::lease> l) {...});
+//   svc.acquire({"jobs:report", "worker-1", 30'000, 0}, [](caf::expected<fencelock::lease> l)
+//   {...});
 
 #include <chrono>
 #include <cstddef>

@@ -24,8 +24,8 @@ struct ws_client::impl {
   websocket::stream<beast::tcp_stream> ws{ioc};
   beast::flat_buffer buffer;
   json::object hello;
-  bool reading = false;    // an async_read is pending
-  bool read_done = false;  // ... and has completed
+  bool reading = false;   // an async_read is pending
+  bool read_done = false; // ... and has completed
   boost::system::error_code read_ec;
   bool is_closed = false;
   uint16_t close_code = 0;
@@ -112,9 +112,8 @@ std::optional<json::object> ws_client::receive(std::chrono::milliseconds timeout
   return std::move(value.as_object());
 }
 
-std::optional<json::object>
-ws_client::receive_until(const std::function<bool(const json::object&)>& pred,
-                         std::chrono::milliseconds timeout) {
+std::optional<json::object> ws_client::receive_until(
+  const std::function<bool(const json::object&)>& pred, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

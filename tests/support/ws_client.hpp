@@ -39,9 +39,8 @@ public:
   std::optional<boost::json::object> receive(std::chrono::milliseconds timeout);
 
   /// Returns the first frame satisfying `pred` within `timeout`; frames before it are dropped.
-  std::optional<boost::json::object>
-  receive_until(const std::function<bool(const boost::json::object&)>& pred,
-                std::chrono::milliseconds timeout);
+  std::optional<boost::json::object> receive_until(
+    const std::function<bool(const boost::json::object&)>& pred, std::chrono::milliseconds timeout);
 
   /// Returns the answer (reply, granted or error frame) to request `id`, skipping pushes and
   /// other answers.
