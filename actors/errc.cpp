@@ -24,6 +24,10 @@ const char* to_string(errc x) noexcept {
       return "unavailable";
     case errc::cancelled:
       return "cancelled";
+    case errc::unauthenticated:
+      return "unauthenticated";
+    case errc::forbidden:
+      return "forbidden";
   }
   return "unknown";
 }

@@ -7,6 +7,7 @@
 #include "actors/lock_errors.hpp"
 #include "actors/metrics.hpp"
 #include "fencelock/errc.hpp"
+#include "fencelock/owner.hpp"
 
 // One lock on this instance. Every change goes through the store's backend and is awaited:
 // while a backend call is in flight the actor handles nothing else, so each operation sees what
@@ -127,6 +128,15 @@ void ask_backend(self_ptr self, Call call, Then then) {
     then(std::move(x));
     settle(self);
   });
+}
+
+/// Refuses a renewal or release of the lease kept here by another principal than the one that
+/// took it, whatever owner label it sends (fencelock/owner.hpp); nothing when it is not that.
+caf::error foreign_principal(self_ptr self, const std::string& owner, uint64_t token) {
+  const auto& lease = self->state.lock.lease;
+  if (!lease || lease->token != token || owner_principal(lease->owner) == owner_principal(owner))
+    return caf::none;
+  return caf::make_error(errc::forbidden, std::string{"the lease belongs to another principal"});
 }
 
 // -- events ------------------------------------------------------------------------------------
@@ -389,6 +399,10 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       settle_on_exit on_exit{self};
       took_request(self);
       auto rp = self->make_response_promise<lease>();
+      if (auto err = foreign_principal(self, req.owner, req.token)) {
+        rp.deliver(std::move(err));
+        return rp;
+      }
       ask_backend<store_answer>(
         self, [&](auto done) { self->state.backend->renew(self, req, std::move(done)); },
         [self, rp](caf::expected<store_answer> x) mutable {
@@ -410,6 +424,10 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       settle_on_exit on_exit{self};
       took_request(self);
       auto rp = self->make_response_promise<bool>();
+      if (auto err = foreign_principal(self, req.owner, req.token)) {
+        rp.deliver(std::move(err));
+        return rp;
+      }
       auto cause = req.session_closed ? lease_end_cause::session_closed : lease_end_cause::released;
       ask_backend<store_answer>(
         self, [&](auto done) { self->state.backend->release(self, req, cause, std::move(done)); },

@@ -1,5 +1,7 @@
 #include "actors/oplog.hpp"
 
+#include "fencelock/owner.hpp"
+
 #include <boost/json/object.hpp>
 
 #include "common/log.hpp"
@@ -27,7 +29,9 @@ void log_operation(const op_event& ev, const caf::error& err) {
   if (!ev.lock.empty())
     fields["lock"] = ev.lock;
   if (!ev.owner.empty())
-    fields["owner"] = ev.owner;
+    fields["owner"] = owner_label(ev.owner);
+  if (auto who = !ev.principal.empty() ? ev.principal : owner_principal(ev.owner); !who.empty())
+    fields["principal"] = who;
   if (ev.token != 0)
     fields["token"] = ev.token;
   fields["outcome"] = outcome_of(err);

@@ -17,7 +17,8 @@ struct op_event {
   std::string_view op;         // acquire, renew, release, status, list
   std::string_view request_id; // correlation id
   std::string_view lock;       // lock name ("" for list)
-  std::string_view owner;      // "" when not applicable
+  std::string_view owner;      // "" when not applicable; may be qualified (fencelock/owner.hpp)
+  std::string_view principal;  // who called; "" without authentication
   uint64_t token = 0;          // 0 when not applicable
   std::chrono::steady_clock::time_point started;
 };

@@ -51,8 +51,9 @@ callback<T> finishing(core_ptr core, std::string_view op, std::string lock, std:
       --core->reads_in_flight;
     caf::error err = x ? caf::error{} : x.error();
     auto answered = x ? token_of(*x) : 0; // the token answered, else the one presented
-    log_operation({op, ctx.request_id, lock, owner, answered != 0 ? answered : token, started},
-                  err);
+    log_operation(
+      {op, ctx.request_id, lock, owner, ctx.principal, answered != 0 ? answered : token, started},
+      err);
     core->stats->record_operation(op, outcome_of(err), std::chrono::steady_clock::now() - started);
     core->deliver([&] { done(std::move(x)); });
   };

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "fencelock/errc.hpp"
+#include "fencelock/owner.hpp"
 
 namespace fencelock {
 
@@ -17,7 +18,12 @@ bool name_char(char c) noexcept {
 caf::error check_common(std::string_view name, std::string_view owner) {
   if (!valid_lock_name(name))
     return invalid_field("name", "must be 1..200 characters of [A-Za-z0-9._:-]");
-  if (!valid_owner(owner))
+  // A front end with authentication qualified the owner by its principal (fencelock/owner.hpp).
+  auto at = owner.find(principal_separator);
+  bool valid = at == std::string_view::npos
+                 ? valid_owner(owner)
+                 : valid_principal_name(owner.substr(0, at)) && valid_owner(owner.substr(at + 1));
+  if (!valid)
     return invalid_field("owner", "must be 1..128 printable ASCII characters");
   return caf::none;
 }
@@ -53,6 +59,11 @@ bool valid_owner(std::string_view x) noexcept {
     if (c < 0x20 || c > 0x7e)
       return false;
   return true;
+}
+
+bool valid_principal_name(std::string_view x) noexcept {
+  return !x.empty() && x.size() <= 64
+         && std::all_of(x.begin(), x.end(), [](char c) { return c != ':' && name_char(c); });
 }
 
 caf::error invalid_field(std::string_view field, std::string_view why) {

@@ -2,11 +2,14 @@
 //
 //   load config (flags > FENCELOCK_* env > file > defaults)  bad flag -> 64, bad config -> 78
 //   -> logger "fencelock" (JSON lines on stdout)
+//   -> auth file (auth-file)                                    unreadable / invalid -> 78
 //   -> actor_system -> service::start()                         store failed       -> 69
 //                   -> http_server::start()                     listener failed    -> 71
 //   -> one "listening" line with the bound port (info level)
 //   -> once service::ready() (the store answers): READY=1 to $NOTIFY_SOCKET (app/systemd_notify)
-//   -> sigwait(SIGINT | SIGTERM) -> STOPPING=1 -> http stop (drain) -> service stop -> "stopped"
+//   -> sigwait(SIGINT | SIGTERM | SIGHUP)
+//        SIGHUP: reload the auth file (a bad one keeps the old), wait again
+//      -> STOPPING=1 -> http stop (drain) -> service stop -> "stopped"
 //                                                                                   -> exit 0
 //
 // Integration tests start the server with --port 0 and read the port from the readiness
@@ -16,10 +19,12 @@
 
 #include <unistd.h>
 
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <string_view>
 
+#include <boost/asio/ip/address.hpp>
 #include <boost/json/object.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -34,6 +39,7 @@
 #include "fencelock/errc.hpp"
 #include "fencelock/service.hpp"
 #include "app/systemd_notify.hpp"
+#include "net/auth.hpp"
 #include "net/http_server.hpp"
 
 namespace fencelock::app {
@@ -83,11 +89,34 @@ int start_failed(spdlog::logger& log, std::string_view component, std::string_vi
   return exit_code;
 }
 
+/// Reloads the auth file (SIGHUP); a file that cannot be read or parsed leaves the one in force.
+void reload_auth(spdlog::logger& log, net::authenticator& auth) {
+  if (!auth.enabled()) {
+    log.info(log_line(log_level::info, "reload_skipped", {{"reason", "no auth-file is set"}}));
+    return;
+  }
+  if (auto err = auth.reload()) {
+    log.warn(log_line(log_level::warn, "auth_reload_failed",
+                      {{"message", error_message(err)}, {"kept_principals", auth.size()}}));
+    return;
+  }
+  log.info(log_line(log_level::info, "auth_reloaded", {{"principals", auth.size()}}));
+}
+
+/// Returns whether `host` is a loopback address, reachable from this machine only.
+bool is_loopback(const std::string& host) {
+  boost::system::error_code ec;
+  auto address = boost::asio::ip::make_address(host, ec);
+  return !ec && address.is_loopback();
+}
+
 /*
  * Waits until `svc` is ready (its store answers), then tells systemd READY=1 with the bound
- * `port`. Returns 0 then, or the stop signal (of `signals`) that came first.
+ * `port`. Returns 0 then, or the stop signal (of `signals`) that came first; a SIGHUP meanwhile
+ * calls `on_hangup` and waits on.
  */
-int await_ready(const service& svc, const config& cfg, uint16_t port, const sigset_t& signals) {
+int await_ready(const service& svc, const config& cfg, uint16_t port, const sigset_t& signals,
+                const std::function<void()>& on_hangup) {
   bool said_waiting = false;
   for (;;) {
     if (svc.ready()) {
@@ -99,7 +128,9 @@ int await_ready(const service& svc, const config& cfg, uint16_t port, const sigs
       said_waiting = true;
     }
     timespec poll_interval{0, 50'000'000};
-    if (int sig = sigtimedwait(&signals, nullptr, &poll_interval); sig > 0)
+    if (int sig = sigtimedwait(&signals, nullptr, &poll_interval); sig == SIGHUP)
+      on_hangup();
+    else if (sig > 0)
       return sig;
   }
 }
@@ -126,6 +157,12 @@ sigset_t stop_signals() {
 }
 
 int serve(const std::vector<std::string>& args) {
+  // SIGHUP reloads; block it before any thread starts, as main() did the stop signals.
+  sigset_t hangup;
+  sigemptyset(&hangup);
+  sigaddset(&hangup, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &hangup, nullptr);
+
   auto loaded = config_loader::load(args, environment());
   if (!loaded) {
     if (config_loader::source_of(loaded.error()) == config_loader::error_source::command_line) {
@@ -143,6 +180,12 @@ int serve(const std::vector<std::string>& args) {
   const config& cfg = loaded->cfg;
   set_log_format(cfg.log_format == "text" ? log_format::text : log_format::json);
   auto log = make_logger(cfg.log_level);
+  auto auth = net::authenticator::open(cfg.auth_file);
+  if (!auth) {
+    std::cerr << "fencelock serve: config error: auth-file: " << error_message(auth.error())
+              << '\n';
+    return exit_serve_config;
+  }
 
   caf::actor_system_config sys_cfg;
   apply_actor_settings(sys_cfg, cfg.actor_threads); // before the actor_system exists
@@ -155,7 +198,7 @@ int serve(const std::vector<std::string>& args) {
     return start_failed(*log, "service", as_errc(err, code) ? to_string(code) : "start_failed",
                         "cannot open the store", err, exit_serve_store);
   }
-  net::http_server http{svc, cfg};
+  net::http_server http{svc, cfg, *auth};
   if (auto err = http.start()) {
     svc.stop();
     return start_failed(*log, "http", "listen_failed", "cannot start the listener", err,
@@ -167,12 +210,29 @@ int serve(const std::vector<std::string>& args) {
                       {"store", redis::redacted_text(cfg.store)},
                       {"data_dir", cfg.data_dir}}));
 
+  if ((*auth)->enabled()) {
+    log->info(log_line(log_level::info, "auth_enabled", {{"principals", (*auth)->size()}}));
+  } else if (!is_loopback(cfg.host)) {
+    log->warn(log_line(log_level::warn, "no_authentication",
+                       {{"host", cfg.host},
+                        {"message", "anyone who reaches this port may take or release any "
+                                    "lock; set auth-file (docs/security.md)"}}));
+  }
+
   // The stop signals were blocked in main() before any thread existed, so every thread
   // inherited the mask and only this thread's sigwait() sees them.
   auto signals = stop_signals();
-  int sig = await_ready(svc, cfg, http.port(), signals);
-  if (sig == 0 && sigwait(&signals, &sig) != 0) // fails only for an invalid set
-    sig = 0;                                    // stop cleanly anyway
+  sigaddset(&signals, SIGHUP);
+  auto on_hangup = [&] { reload_auth(*log, **auth); };
+  int sig = await_ready(svc, cfg, http.port(), signals, on_hangup);
+  while (sig == 0 || sig == SIGHUP) {
+    if (sig == SIGHUP)
+      on_hangup();
+    if (sigwait(&signals, &sig) != 0) { // fails only for an invalid set: stop cleanly anyway
+      sig = 0;
+      break;
+    }
+  }
   notify_stopping();
   http.stop(); // drains: no new requests reach the service from here on
   bool clean = svc.stop();

@@ -164,6 +164,18 @@ const setting settings[] = {
    .max = 600'000,
    .help = "On SIGTERM: how long requests in progress may take to be answered (waiters are "
            "answered 503 at once) before the remaining connections are cut; 0 cuts at once."},
+  // --- security ---
+  {.key = "auth-file",
+   .field = &config::auth_file,
+   .arg = "path",
+   .help = "Principals, the SHA-256 of their bearer tokens and their permissions per lock-name "
+           "prefix (docs/security.md); reloaded on SIGHUP. Empty: no authentication."},
+  {.key = "open-readyz",
+   .field = &config::open_readyz,
+   .help = "With auth-file: GET /readyz answers without a token (load balancers probe it)."},
+  {.key = "open-metrics",
+   .field = &config::open_metrics,
+   .help = "With auth-file: GET /metrics answers without a token; false requires an admin."},
   {.key = "dashboard",
    .field = &config::dashboard,
    .help = "Serves the live lock dashboard at / (a read-only page over /v1/ws; "

@@ -57,6 +57,9 @@ void check_accepted(const net::ws_request& req, const config& cfg) {
       } else if constexpr (std::is_same_v<T, net::ws_subscribe>) {
         check(req.op == "subscribe", "subscribe decodes op subscribe");
         check(!validate(call.req, cfg), "a subscribe passes validate");
+      } else if constexpr (std::is_same_v<T, net::ws_auth>) {
+        check(req.op == "auth", "auth decodes op auth");
+        check(!call.token.empty() && call.token.size() <= 4096, "an auth token is 1..4096 bytes");
       } else {
         static_assert(std::is_same_v<T, net::ws_unsubscribe>);
         check(req.op == "unsubscribe", "unsubscribe decodes op unsubscribe");
@@ -71,11 +74,13 @@ void check_accepted(const net::ws_request& req, const config& cfg) {
 void check_rejection(const net::ws_rejection& r) {
   check(r.id.is_null() || net::valid_ws_id(r.id), "a rejection echoes only a valid id");
   errc code{};
-  check(as_errc(r.error, code) && code == errc::invalid_request, "a rejection is invalid_request");
+  check(as_errc(r.error, code) && code == errc::invalid_request,
+        "a rejection is invalid_request");
   auto message = error_message(r.error);
   // A key named twice is quoted as the client wrote it, which may itself start with "name: ".
   bool quotes_a_key = message.ends_with(": given more than once");
-  check(message.find(": ") != std::string::npos && (quotes_a_key || !message.starts_with("name: ")),
+  check(message.find(": ") != std::string::npos
+          && (quotes_a_key || !message.starts_with("name: ")),
         "a rejection names the field, as the WebSocket API spells it");
   check(printable_ascii(message), "a rejection's message is printable ASCII");
   check_frame(net::error_frame(r.id, r.error), "error");

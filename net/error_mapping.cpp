@@ -5,6 +5,8 @@
 
 #include <boost/json/object.hpp>
 
+#include "net/json.hpp"
+
 namespace fencelock::net {
 
 namespace http = boost::beast::http;
@@ -31,6 +33,10 @@ errc_wire wire_of(errc x) noexcept {
     case errc::cancelled:
       // Never read: the client is gone. nginx would log 499 (no HTTP status says it).
       return {http::status::service_unavailable, 1, "the request was withdrawn"};
+    case errc::unauthenticated:
+      return {http::status::unauthorized, 0, "a valid bearer token is required"};
+    case errc::forbidden:
+      return {http::status::forbidden, 0, "not permitted for this principal"};
   }
   // Only a value outside the enumeration (a bad cast) gets here.
   return wire_of(errc::unavailable);
@@ -47,8 +53,10 @@ boost::json::value holder_of(const caf::error& err) {
   const auto& ctx = err.context();
   if (ctx.size() < 2 || !ctx.match_element<std::string>(0) || !ctx.match_element<int64_t>(1))
     return nullptr;
-  return boost::json::object{{"owner", ctx.get_as<std::string>(0)},
-                             {"expiresAt", ctx.get_as<int64_t>(1)}};
+  boost::json::object holder;
+  put_owner(holder, ctx.get_as<std::string>(0));
+  holder["expiresAt"] = ctx.get_as<int64_t>(1);
+  return holder;
 }
 
 } // namespace

@@ -58,9 +58,10 @@ std::string address_text(const std::string& host, uint16_t port) {
 } // namespace
 
 struct http_server::impl {
-  impl(service& svc, const config& cfg)
-    : ctx(std::make_shared<server_context>(svc, cfg)), acceptor(asio::make_strand(ctx->ioc())),
-      retry_timer(acceptor.get_executor()), lag_timer(asio::make_strand(ctx->ioc())) {
+  impl(service& svc, const config& cfg, std::shared_ptr<authenticator> auth)
+    : ctx(std::make_shared<server_context>(svc, cfg, std::move(auth))),
+      acceptor(asio::make_strand(ctx->ioc())), retry_timer(acceptor.get_executor()),
+      lag_timer(asio::make_strand(ctx->ioc())) {
   }
 
   caf::error start();
@@ -317,8 +318,8 @@ void http_server::impl::stop() {
   threads.clear();
 }
 
-http_server::http_server(service& svc, const config& cfg)
-  : impl_(std::make_unique<impl>(svc, cfg)) {
+http_server::http_server(service& svc, const config& cfg, std::shared_ptr<authenticator> auth)
+  : impl_(std::make_unique<impl>(svc, cfg, std::move(auth))) {
 }
 
 http_server::~http_server() {

@@ -11,13 +11,15 @@
 
 #include "fencelock/config.hpp"
 #include "fencelock/service.hpp"
+#include "net/auth.hpp"
 
 namespace fencelock::net {
 
 class http_server {
 public:
   /// Prepares a server for `svc` with the network settings of `cfg`; `svc` must outlive it.
-  http_server(service& svc, const config& cfg);
+  /// `auth` authenticates requests when it is enabled (null: no authentication).
+  http_server(service& svc, const config& cfg, std::shared_ptr<authenticator> auth = nullptr);
 
   /// Stops the server if it still runs.
   ~http_server();

@@ -208,10 +208,25 @@ void http_session::handle_request() {
   if (auto page = dashboard_route(req.method(), req.target(), req[http::field::if_none_match],
                                   ctx_->cfg().dashboard))
     return send(std::move(*page));
+  std::shared_ptr<const principal> who;
+  if (const auto* auth = ctx_->auth()) {
+    if (auto token = bearer_token(req[http::field::authorization]); !token.empty())
+      who = auth->find(hash_token(token));
+    if (!who && needs_credentials(req.target(), ctx_->cfg()))
+      return send(unauthenticated_reply());
+  }
   auto result = route(req.method(), req.target(), req.body(), ctx_->cfg(), ctx_->svc().ready());
   if (auto* immediate = std::get_if<reply>(&result))
     return send(std::move(*immediate));
-  start_call(std::get<service_call>(std::move(result)));
+  auto call = std::get<service_call>(std::move(result));
+  if (who) {
+    if (auto err = authorize(*who, call, ctx_->cfg()))
+      return send(error_reply(err));
+    principal_ = who->name;
+  } else {
+    principal_.clear();
+  }
+  start_call(std::move(call));
 }
 
 void http_session::upgrade(http::request<http::string_body> req) {
@@ -232,7 +247,18 @@ void http_session::upgrade(http::request<http::string_body> req) {
   }
   // The socket is the WebSocket session's from here; this HTTP session ends without closing it.
   stream_.expires_never();
-  auto session = std::make_shared<ws_session>(stream_.release_socket(), ctx_, peer_);
+  // With authentication, a token on the upgrade authenticates the socket; without one the
+  // client sends an auth frame first (browsers cannot set the header).
+  std::optional<token_hash> credential;
+  if (const auto* auth = ctx_->auth()) {
+    if (auto token = bearer_token(req[http::field::authorization]); !token.empty()) {
+      credential = hash_token(token);
+      if (!auth->find(*credential))
+        return send(unauthenticated_reply());
+    }
+  }
+  auto session =
+    std::make_shared<ws_session>(stream_.release_socket(), ctx_, peer_, std::move(credential));
   phase_ = phase::closed;
   if (!ctx_->add_ws(session))
     return session->drop(); // lost the race for the last slot, or the server is stopping
@@ -247,7 +273,7 @@ void http_session::start_call(service_call call) {
     acquire->request_id = ctx_->svc().next_request_id();
     acquire_ = pending_acquire{acquire->name, acquire->request_id};
   }
-  dispatch(ctx_->svc(), std::move(call), call_context{request_id_},
+  dispatch(ctx_->svc(), std::move(call), call_context{request_id_, principal_},
            [self = shared_from_this()](reply r) { self->post_reply(std::move(r)); });
   do_watch_client();
 }

@@ -127,6 +127,8 @@ private:
   /// Set by drain(): no request after the one in progress.
   bool draining_ = false;
   std::string request_id_;
+  /// The authenticated principal of the request being served ("" without authentication).
+  std::string principal_;
   std::optional<pending_acquire> acquire_;
   rate_limiter rate_;
 };

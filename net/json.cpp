@@ -9,6 +9,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
+#include "fencelock/owner.hpp"
 #include "fencelock/validate.hpp"
 #include "net/json_reader.hpp"
 
@@ -54,18 +55,25 @@ boost::json::object to_json(const check_result& x) {
   return result;
 }
 
+void put_owner(boost::json::object& out, std::string_view owner) {
+  out["owner"] = owner_label(owner);
+  if (auto who = owner_principal(owner); !who.empty())
+    out["principal"] = who;
+}
+
 boost::json::object to_json(const lease& x) {
-  return {{"name", x.name},
-          {"owner", x.owner},
-          {"token", x.token},
-          {"ttlMs", x.ttl_ms},
-          {"expiresAt", x.expires_at_ms}};
+  boost::json::object result{{"name", x.name}};
+  put_owner(result, x.owner);
+  result["token"] = x.token;
+  result["ttlMs"] = x.ttl_ms;
+  result["expiresAt"] = x.expires_at_ms;
+  return result;
 }
 
 boost::json::object to_json(const lock_status& x) {
   boost::json::object result{{"name", x.name}, {"held", x.held}};
   if (x.held) {
-    result["owner"] = x.owner;
+    put_owner(result, x.owner);
     result["token"] = x.token;
     result["expiresAt"] = x.expires_at_ms;
     result["revision"] = x.revision;

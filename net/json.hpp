@@ -46,6 +46,10 @@ boost::json::object to_json(const lock_status& x);
 /// Returns {"locks": [...], "nextCursor": "<name>" or null}.
 boost::json::object to_json(const lock_list& x);
 
+/// Sets "owner" in `out` to the label of `owner`, and "principal" to its principal when it has
+/// one (fencelock/owner.hpp).
+void put_owner(boost::json::object& out, std::string_view owner);
+
 /// Returns `x` cut to `max` bytes with every byte outside printable ASCII replaced by '?', so that
 /// client-supplied text can be quoted in an error message.
 std::string printable_excerpt(std::string_view x, std::size_t max = 64);

@@ -250,6 +250,37 @@ route_result route(http::verb method, std::string_view target, std::string_view 
   return error_reply(http::status::not_found, "not_found", "no such route");
 }
 
+bool needs_credentials(std::string_view target, const config& cfg) noexcept {
+  auto path = target.substr(0, target.find('?'));
+  if (path == "/healthz" || path == "/v1/openapi.json")
+    return false;
+  if (path == "/readyz")
+    return !cfg.open_readyz;
+  if (path == "/metrics")
+    return !cfg.open_metrics;
+  return true;
+}
+
+caf::error authorize(const principal& who, service_call& call, const config& cfg) {
+  return std::visit(
+    [&](auto& x) -> caf::error {
+      using T = std::decay_t<decltype(x)>;
+      if constexpr (std::is_same_v<T, status_query>)
+        return authorize_read(who, x.name);
+      else if constexpr (std::is_same_v<T, metrics_query>)
+        return cfg.open_metrics ? caf::error{} : authorize_admin(who);
+      else
+        return net::authorize(who, x);
+    },
+    call);
+}
+
+reply unauthenticated_reply() {
+  auto result = error_reply(unauthenticated_error());
+  result.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"fencelock\"");
+  return result;
+}
+
 bool valid_request_id(std::string_view x) noexcept {
   return !x.empty() && x.size() <= 128
          && std::all_of(x.begin(), x.end(), [](char c) { return c > 0x20 && c < 0x7f; });

@@ -23,6 +23,7 @@
 #include "fencelock/config.hpp"
 #include "fencelock/service.hpp"
 #include "fencelock/types.hpp"
+#include "net/auth.hpp"
 #include "net/reply.hpp"
 
 namespace fencelock::net {
@@ -51,6 +52,18 @@ using reply_handler = std::function<void(reply)>;
 /// input 400 invalid_request naming the field.
 route_result route(boost::beast::http::verb method, std::string_view target, std::string_view body,
                    const config& cfg, bool ready);
+
+/// Returns whether a request for `target` needs credentials when authentication is on: all but
+/// /healthz, the OpenAPI document, and /readyz and /metrics where `cfg` opens them. (The
+/// dashboard's files are open too; they hold no data.)
+bool needs_credentials(std::string_view target, const config& cfg) noexcept;
+
+/// Checks that `who` may make `call` (docs/security.md) and qualifies its owner by `who`;
+/// errc::forbidden otherwise.
+caf::error authorize(const principal& who, service_call& call, const config& cfg);
+
+/// The answer to a request without valid credentials: 401 with a WWW-Authenticate challenge.
+reply unauthenticated_reply();
 
 /// Runs `call` on `svc` tagged with `ctx`, and hands the reply (200 or the mapped error) to
 /// `done` exactly once: on a CAF worker thread, or on the calling thread when the service refuses

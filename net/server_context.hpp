@@ -17,6 +17,7 @@
 
 #include "fencelock/config.hpp"
 #include "fencelock/service.hpp"
+#include "net/auth.hpp"
 
 namespace fencelock::net {
 
@@ -27,7 +28,9 @@ class ws_session;
 class server_context {
 public:
   /// Prepares the context of a server for `svc` with `cfg`; `svc` must outlive every session.
-  server_context(service& svc, const config& cfg) : svc_(svc), cfg_(cfg) {
+  /// `auth` is null or disabled when requests need no credentials.
+  server_context(service& svc, const config& cfg, std::shared_ptr<authenticator> auth)
+    : svc_(svc), cfg_(cfg), auth_(auth && auth->enabled() ? std::move(auth) : nullptr) {
   }
 
   /// Returns the I/O context every socket of the server runs on.
@@ -38,6 +41,11 @@ public:
   /// Returns the lock service the sessions call.
   service& svc() noexcept {
     return svc_;
+  }
+
+  /// Returns the authenticator, or null when requests need no credentials.
+  const authenticator* auth() const noexcept {
+    return auth_.get();
   }
 
   /// Returns the server's configuration.
@@ -87,6 +95,7 @@ private:
   boost::asio::io_context ioc_;
   service& svc_;
   const config cfg_;
+  const std::shared_ptr<authenticator> auth_;
   std::mutex gate_mutex_;
   bool gate_open_ = true;
   std::atomic<int64_t> http_sessions_{0};

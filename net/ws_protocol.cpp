@@ -106,8 +106,19 @@ caf::error parse_op(const std::string& op, json::object fields, const config& cf
     out = x;
     return caf::none;
   }
+  if (op == "auth") {
+    ws_auth x;
+    object_reader in{std::move(fields), {"id", "op", "token"}};
+    in.read("token", x.token, presence::required);
+    if (in.error())
+      return in.error();
+    if (x.token.empty() || x.token.size() > 4096)
+      return invalid_field("token", "must be 1..4096 characters");
+    out = std::move(x);
+    return caf::none;
+  }
   return invalid_field("op", "must be one of acquire, renew, release, status, check, subscribe, "
-                             "unsubscribe");
+                             "unsubscribe, auth");
 }
 
 json::object error_object(const json::value& id, const caf::error& err) {
@@ -124,6 +135,24 @@ json::object error_object(const json::value& id, const caf::error& err) {
 }
 
 } // namespace
+
+caf::error authorize(const principal& who, ws_op& op) {
+  return std::visit(
+    [&](auto& x) -> caf::error {
+      using T = std::decay_t<decltype(x)>;
+      if constexpr (std::is_same_v<T, ws_acquire>)
+        return net::authorize(who, x.req);
+      else if constexpr (std::is_same_v<T, ws_subscribe>)
+        return net::authorize(who, x.req);
+      else if constexpr (std::is_same_v<T, ws_status>)
+        return authorize_read(who, x.name);
+      else if constexpr (std::is_same_v<T, ws_unsubscribe> || std::is_same_v<T, ws_auth>)
+        return caf::none;
+      else
+        return net::authorize(who, x);
+    },
+    op);
+}
 
 bool valid_ws_id(const json::value& id) noexcept {
   if (id.is_string()) {
@@ -216,18 +245,22 @@ std::string error_frame(const json::value& id, std::string_view code, std::strin
 }
 
 std::string lease_lost_frame(const lock_event& ev) {
-  return json::serialize(json::object{{"type", "lease_lost"},
-                                      {"lock", ev.name},
-                                      {"owner", ev.owner},
-                                      {"token", ev.token},
-                                      {"cause", to_string(ev.cause)}});
+  json::object frame{{"type", "lease_lost"}, {"lock", ev.name}};
+  put_owner(frame, ev.owner);
+  frame["token"] = ev.token;
+  frame["cause"] = to_string(ev.cause);
+  return json::serialize(frame);
 }
 
 std::string lock_event_frame(uint64_t subscription, const lock_event& ev) {
-  json::object frame{{"type", "lock_event"},        {"subscription", subscription},
-                     {"event", to_string(ev.kind)}, {"lock", ev.name},
-                     {"owner", ev.owner},           {"token", ev.token},
-                     {"revision", ev.revision},     {"at", ev.at_ms}};
+  json::object frame{{"type", "lock_event"},
+                     {"subscription", subscription},
+                     {"event", to_string(ev.kind)},
+                     {"lock", ev.name}};
+  put_owner(frame, ev.owner);
+  frame["token"] = ev.token;
+  frame["revision"] = ev.revision;
+  frame["at"] = ev.at_ms;
   if (ev.ends_lease())
     frame["cause"] = to_string(ev.cause);
   else

@@ -15,6 +15,7 @@
 #include "fencelock/config.hpp"
 #include "fencelock/events.hpp"
 #include "fencelock/types.hpp"
+#include "net/auth.hpp"
 
 namespace fencelock::net {
 
@@ -39,8 +40,14 @@ struct ws_unsubscribe {
   uint64_t subscription = 0;
 };
 
+/// auth: a bearer token for the socket (docs/security.md), for clients that cannot set the
+/// Authorization header on the upgrade, such as browsers.
+struct ws_auth {
+  std::string token;
+};
+
 using ws_op = std::variant<ws_acquire, renew_request, release_request, ws_status, check_request,
-                           ws_subscribe, ws_unsubscribe>;
+                           ws_subscribe, ws_unsubscribe, ws_auth>;
 
 /// A frame that passed every boundary check.
 struct ws_request {
@@ -60,6 +67,10 @@ struct ws_rejection {
 /// Reads one text frame. Checks shape, types and ranges against `cfg` exactly as the HTTP API
 /// does; every failure is invalid_request naming the field.
 std::variant<ws_request, ws_rejection> parse_ws_request(std::string_view text, const config& cfg);
+
+/// Checks that `who` may make `op` and qualifies its owner by `who`; errc::forbidden otherwise.
+/// unsubscribe and auth need no permission.
+caf::error authorize(const principal& who, ws_op& op);
 
 /// Returns whether `id` can be echoed: a string of 1..128 printable ASCII characters or an
 /// integer in 0..2^53-1.

@@ -70,9 +70,10 @@ void as_json_error(websocket::response_type& res) {
 } // namespace
 
 ws_session::ws_session(asio::ip::tcp::socket&& socket, std::shared_ptr<server_context> ctx,
-                       std::string peer)
+                       std::string peer, std::optional<token_hash> credential)
   : ctx_(std::move(ctx)), ws_(std::move(socket)), close_timer_(ws_.get_executor()),
-    peer_(std::move(peer)), id_(make_request_id()), rate_(ctx_->cfg().max_request_rate) {
+    peer_(std::move(peer)), id_(make_request_id()), rate_(ctx_->cfg().max_request_rate),
+    credential_(std::move(credential)) {
 }
 
 void ws_session::run(beast::http::request<beast::http::string_body> req) {
@@ -145,6 +146,8 @@ void ws_session::handle_frame(std::string_view text) {
                             "more than " + std::to_string(ctx_->cfg().max_request_rate)
                               + " requests per second on this socket",
                             1000));
+  if (!admit(req))
+    return;
   auto& svc = ctx_->svc();
   auto id = std::move(req.id);
   std::visit(
@@ -166,9 +169,40 @@ void ws_session::handle_frame(std::string_view text) {
       } else if constexpr (std::is_same_v<T, check_request>) {
         ++pending_;
         svc.check(std::move(call), reply_with<check_result>(id, "check"), context(id));
+      } else if constexpr (std::is_same_v<T, ws_auth>) {
+        // Without authentication there is nothing to check: any token is fine.
+        send(reply_frame(id, "auth", json::object{{"principal", nullptr}}));
       }
     },
     req.call);
+}
+
+bool ws_session::admit(ws_request& req) {
+  const auto* auth = ctx_->auth();
+  if (auth == nullptr)
+    return true;
+  if (auto* login = std::get_if<ws_auth>(&req.call)) {
+    auto hash = hash_token(login->token);
+    auto who = auth->find(hash);
+    if (!who) {
+      send(error_frame(req.id, unauthenticated_error()));
+      return false;
+    }
+    credential_ = hash;
+    send(reply_frame(req.id, "auth", json::object{{"principal", who->name}}));
+    return false;
+  }
+  auto who = credential_ ? auth->find(*credential_) : nullptr;
+  if (!who) {
+    send(error_frame(req.id, unauthenticated_error()));
+    return false;
+  }
+  if (auto err = authorize(*who, req.call)) {
+    send(error_frame(req.id, err));
+    return false;
+  }
+  principal_ = who->name;
+  return true;
 }
 
 // --- operations ---------------------------------------------------------------------------------
@@ -386,7 +420,8 @@ void ws_session::on_lease_end(const lock_event& ev) {
 }
 
 call_context ws_session::context(const json::value& id) const {
-  return {id_ + ":" + (id.is_string() ? std::string{id.get_string()} : json::serialize(id))};
+  return {id_ + ":" + (id.is_string() ? std::string{id.get_string()} : json::serialize(id)),
+          principal_};
 }
 
 // --- writing ------------------------------------------------------------------------------------

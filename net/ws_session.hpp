@@ -38,8 +38,9 @@ class ws_session : public std::enable_shared_from_this<ws_session> {
 public:
   /// Takes over the socket of an HTTP connection whose request was a WebSocket upgrade; the
   /// socket's executor must be a strand of its own.
+  /// `credential` is the hash of the bearer token the upgrade carried, if any.
   ws_session(boost::asio::ip::tcp::socket&& socket, std::shared_ptr<server_context> ctx,
-             std::string peer);
+             std::string peer, std::optional<token_hash> credential = std::nullopt);
 
   /// Completes the upgrade `req`, then serves the socket. Call once, on the socket's strand.
   void run(boost::beast::http::request<boost::beast::http::string_body> req);
@@ -69,6 +70,9 @@ private:
   void do_read();
   void on_read(error_code ec, std::size_t bytes);
   void handle_frame(std::string_view text);
+  /// With authentication: answers an auth frame, or checks that the socket's principal may make
+  /// `req`. Returns false when it answered the frame (refused it, or it was auth).
+  bool admit(ws_request& req);
 
   void start_acquire(boost::json::value id, ws_acquire call);
   void start_renew(boost::json::value id, renew_request req);
@@ -123,6 +127,11 @@ private:
   std::map<lease_key, held_lease> leases_;
   std::set<uint64_t> subscriptions_;
   rate_limiter rate_;
+  /// The hash of the socket's bearer token; looked up again for every frame, so that a token
+  /// revoked by a reload stops working on open sockets too.
+  std::optional<token_hash> credential_;
+  /// The principal of the frame being served ("" without authentication).
+  std::string principal_;
 };
 
 } // namespace fencelock::net

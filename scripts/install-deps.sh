@@ -20,6 +20,7 @@ packages=(
   prometheus-cpp-dev                 # Prometheus client, core library only: GET /metrics
   libhiredis-dev                     # hiredis: the Redis store's reply parser (and the tests')
   libsystemd-dev                     # sd_notify: readiness for the systemd unit (Type=notify)
+  libssl-dev                         # OpenSSL's libcrypto: hashes of bearer tokens (auth-file)
   redis-server                       # a real Redis for the Redis store's tests, which start
                                      # their own on a free port; none uses the system service
   haproxy                            # the load balancer of the two-instance deployment test

@@ -33,6 +33,16 @@ struct config {
   /// Whether the dashboard page is served at / (docs/dashboard.md); off answers / with 404.
   bool dashboard = true;
 
+  // --- security (docs/security.md) -----------------------------------------------------
+  /// The auth file: principals, the SHA-256 of their bearer tokens and their permissions per
+  /// lock-name prefix; reloaded on SIGHUP. Empty: no authentication (every client may do
+  /// everything, as on a trusted network).
+  std::string auth_file;
+  /// With an auth file: whether GET /readyz answers without a token (load balancers probe it).
+  bool open_readyz = true;
+  /// With an auth file: whether GET /metrics answers without a token; otherwise it needs admin.
+  bool open_metrics = false;
+
   // --- WebSocket (GET /v1/ws) -------------------------------------------------------------
   /// Largest frame a client may send, in bytes; larger closes the socket with 1009.
   uint32_t ws_max_frame = 16 * 1024;

@@ -33,6 +33,10 @@ enum class errc : uint8_t {
   /// The client went away before its answer (a closed connection or socket): its waiting
   /// acquire was withdrawn, or its grant undone. Logged and counted; no client reads it.
   cancelled,
+  /// The request carries no valid credentials (docs/security.md); nothing was done.
+  unauthenticated,
+  /// The principal may not do this on this lock, or the lease belongs to another principal.
+  forbidden,
 };
 
 /// Returns the wire code of `x`, e.g. "lease_lost".
@@ -40,9 +44,9 @@ const char* to_string(errc x) noexcept;
 
 /// Lists every enumerator once, for exhaustive tests.
 inline constexpr errc all_errc[] = {
-  errc::invalid_request,  errc::lock_held,   errc::lease_lost,
-  errc::too_many_waiters, errc::overloaded,  errc::store_unavailable,
-  errc::shutting_down,    errc::unavailable, errc::cancelled,
+  errc::invalid_request, errc::lock_held,         errc::lease_lost,    errc::too_many_waiters,
+  errc::overloaded,      errc::store_unavailable, errc::shutting_down, errc::unavailable,
+  errc::cancelled,       errc::unauthenticated,   errc::forbidden,
 };
 
 /// Returns the errc carried by `err`, or nothing when `err` is not a fencelock error.

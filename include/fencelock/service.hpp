@@ -34,6 +34,8 @@ namespace fencelock {
 /// Identifies one client operation in the operation log (an HTTP x-request-id, say).
 struct call_context {
   std::string request_id;
+  /// The authenticated principal that made the call ("" without authentication); logged.
+  std::string principal;
 };
 
 /// Receives the outcome of an asynchronous call.

@@ -18,6 +18,9 @@ bool valid_lock_name(std::string_view x) noexcept;
 /// Returns whether `x` is 1..128 printable ASCII chars.
 bool valid_owner(std::string_view x) noexcept;
 
+/// Returns whether `x` is 1..64 chars of [A-Za-z0-9._-]: a principal's name (docs/security.md).
+bool valid_principal_name(std::string_view x) noexcept;
+
 /// Checks an acquire against `cfg`'s bounds; returns an invalid_request error naming the field.
 caf::error validate(const acquire_request& x, const config& cfg);
 caf::error validate(const renew_request& x, const config& cfg);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fencelock/owner.hpp"
 #include "support/lab.hpp"
 
 using namespace fencelock;
@@ -286,4 +287,26 @@ TEMPLATE_TEST_CASE("max-locks bounds every path that creates an actor", "[semant
   CHECK(value_of(lab.renew("h0", "o", held[0].token)).token == held[0].token);
   lab.release("h0", "o", held[0].token);
   CHECK(value_of(lab.acquire("new", "o", 1000)).owner == "o");
+}
+
+TEMPLATE_TEST_CASE("another principal cannot renew or release a lease, whatever its owner label",
+                   "[semantics][auth]", embedded_store_lab, redis_store_lab) {
+  TestType lab;
+  // With authentication the front end qualifies each owner by its principal (net/auth.cpp).
+  auto billing = qualified_owner("billing", "worker-1");
+  auto ops = qualified_owner("ops", "worker-1");
+  auto l = value_of(lab.acquire("a", billing, 60'000));
+  CHECK(code_of(lab.renew("a", ops, l.token)) == errc::forbidden);
+  CHECK(code_of(lab.release("a", ops, l.token)) == errc::forbidden);
+  // Its acquire is anyone's: it does not refresh the holder's lease, it finds the lock held.
+  CHECK(code_of(lab.acquire("a", ops, 60'000)) == errc::lock_held);
+  // The same principal with another label is another owner: not forbidden, just not its lease.
+  CHECK(code_of(lab.renew("a", qualified_owner("billing", "worker-2"), l.token))
+        == errc::lease_lost);
+  auto st = lab.status("a");
+  CHECK(st.held);
+  CHECK(st.token == l.token);
+  CHECK(st.owner == billing);
+  CHECK(value_of(lab.release("a", billing, l.token)));
+  CHECK_FALSE(lab.status("a").held);
 }

@@ -60,7 +60,8 @@ struct ws_client::impl {
   }
 };
 
-ws_client::ws_client(uint16_t port, int receive_buffer) : impl_(std::make_unique<impl>()) {
+ws_client::ws_client(uint16_t port, int receive_buffer, std::string bearer)
+  : impl_(std::make_unique<impl>()) {
   auto& d = *impl_;
   auto& socket = beast::get_lowest_layer(d.ws).socket();
   socket.open(asio::ip::tcp::v4());
@@ -69,6 +70,10 @@ ws_client::ws_client(uint16_t port, int receive_buffer) : impl_(std::make_unique
   beast::get_lowest_layer(d.ws).expires_after(std::chrono::seconds{10});
   beast::get_lowest_layer(d.ws).connect(
     asio::ip::tcp::endpoint{asio::ip::make_address("127.0.0.1"), port});
+  if (!bearer.empty())
+    d.ws.set_option(websocket::stream_base::decorator([bearer](websocket::request_type& req) {
+      req.set(beast::http::field::authorization, "Bearer " + bearer);
+    }));
   d.ws.handshake("127.0.0.1:" + std::to_string(port), "/v1/ws");
   beast::get_lowest_layer(d.ws).expires_never();
   auto hello = d.next_text(std::chrono::seconds{10});

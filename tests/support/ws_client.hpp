@@ -20,7 +20,8 @@ public:
   /// Connects to ws://127.0.0.1:`port`/v1/ws and reads the hello frame; throws
   /// std::runtime_error when that fails. `receive_buffer` > 0 shrinks the socket's receive
   /// buffer (SO_RCVBUF), for tests of clients that do not keep up.
-  explicit ws_client(uint16_t port, int receive_buffer = 0);
+  /// A non-empty `bearer` goes out as the upgrade's Authorization header.
+  explicit ws_client(uint16_t port, int receive_buffer = 0, std::string bearer = {});
   ~ws_client();
 
   ws_client(const ws_client&) = delete;

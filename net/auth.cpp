@@ -1,0 +1,310 @@
+#include "net/auth.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "fencelock/errc.hpp"
+#include "fencelock/owner.hpp"
+#include "fencelock/validate.hpp"
+
+namespace fencelock::net {
+
+namespace {
+
+int hex_value(char c) noexcept {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+bool parse_hash(std::string_view text, token_hash& out) noexcept {
+  if (text.size() != out.size() * 2)
+    return false;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    int hi = hex_value(text[2 * i]);
+    int lo = hex_value(text[2 * i + 1]);
+    if (hi < 0 || lo < 0)
+      return false;
+    out[i] = static_cast<unsigned char>(hi * 16 + lo);
+  }
+  return true;
+}
+
+/// Reads "level:prefix" (`*` = every lock).
+bool parse_grant(std::string_view text, std::pair<access, std::string>& out) {
+  auto colon = text.find(':');
+  if (colon == std::string_view::npos)
+    return false;
+  auto level = text.substr(0, colon);
+  auto prefix = text.substr(colon + 1);
+  if (level == "read")
+    out.first = access::read;
+  else if (level == "lock")
+    out.first = access::lock;
+  else if (level == "admin")
+    out.first = access::admin;
+  else
+    return false;
+  if (prefix == "*")
+    out.second.clear();
+  else if (valid_lock_name(prefix)) // a prefix of lock names is shaped like one
+    out.second = std::string{prefix};
+  else
+    return false;
+  return true;
+}
+
+caf::error line_error(std::size_t line, const std::string& what) {
+  return caf::make_error(errc::invalid_request, "line " + std::to_string(line) + ": " + what);
+}
+
+caf::error refuse(const principal& who, access need, std::string_view what) {
+  return caf::make_error(errc::forbidden, "principal " + who.name + " may not " + to_string(need)
+                                            + " " + std::string{what});
+}
+
+caf::error need_on_lock(const principal& who, access need, std::string_view lock) {
+  if (who.may(need, lock))
+    return caf::none;
+  return refuse(who, need, "lock " + std::string{lock});
+}
+
+} // namespace
+
+const char* to_string(access x) noexcept {
+  switch (x) {
+    case access::read:
+      return "read";
+    case access::lock:
+      return "lock";
+    case access::admin:
+      return "admin";
+  }
+  return "unknown";
+}
+
+bool principal::may(access need, std::string_view lock) const noexcept {
+  return std::any_of(grants.begin(), grants.end(),
+                     [&](const auto& g) { return g.first >= need && lock.starts_with(g.second); });
+}
+
+bool principal::may_all(access need, std::string_view prefix) const noexcept {
+  // Every name under `prefix` is under a granted prefix only if `prefix` itself is.
+  return may(need, prefix);
+}
+
+token_hash hash_token(std::string_view token) {
+  token_hash out{};
+  unsigned int size = 0;
+  EVP_Digest(token.data(), token.size(), out.data(), &size, EVP_sha256(), nullptr);
+  return out;
+}
+
+std::string to_hex(const token_hash& x) {
+  constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(x.size() * 2);
+  for (auto b : x) {
+    out.push_back(digits[b >> 4]);
+    out.push_back(digits[b & 0xf]);
+  }
+  return out;
+}
+
+caf::expected<auth_table> auth_table::parse(std::string_view text) {
+  auth_table result;
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    ++line_no;
+    auto eol = text.find('\n');
+    auto line = text.substr(0, eol);
+    text = eol == std::string_view::npos ? std::string_view{} : text.substr(eol + 1);
+    if (auto hash = line.find('#'); hash != std::string_view::npos)
+      line = line.substr(0, hash);
+    std::vector<std::string_view> words;
+    while (!line.empty()) {
+      auto start = line.find_first_not_of(" \t\r");
+      if (start == std::string_view::npos)
+        break;
+      line.remove_prefix(start);
+      auto end = line.find_first_of(" \t\r");
+      words.push_back(line.substr(0, end));
+      line = end == std::string_view::npos ? std::string_view{} : line.substr(end);
+    }
+    if (words.empty())
+      continue;
+    if (words.size() < 3)
+      return line_error(line_no, "expected: <principal> <sha256 of its token> <level:prefix>...");
+    entry e;
+    if (!valid_principal_name(words[0]))
+      return line_error(line_no, "the principal's name must be 1..64 characters of [A-Za-z0-9._-]");
+    e.who.name = std::string{words[0]};
+    if (!parse_hash(words[1], e.hash))
+      return line_error(line_no, "the token's hash must be 64 hex digits (SHA-256)");
+    for (std::size_t i = 2; i < words.size(); ++i) {
+      std::pair<access, std::string> grant;
+      if (!parse_grant(words[i], grant))
+        return line_error(line_no, "'" + std::string{words[i]}
+                                     + "' is no permission: use read:, lock: or admin: followed "
+                                       "by a lock-name prefix or *");
+      e.who.grants.push_back(std::move(grant));
+    }
+    for (const auto& other : result.entries_) {
+      if (other.who.name == e.who.name)
+        return line_error(line_no, "principal " + e.who.name + " is named twice");
+      if (other.hash == e.hash)
+        return line_error(line_no,
+                          "the same token is given to " + other.who.name + " and " + e.who.name);
+    }
+    result.entries_.push_back(std::move(e));
+  }
+  return result;
+}
+
+caf::expected<auth_table> auth_table::load(const std::string& path) {
+  std::ifstream in{path, std::ios::binary};
+  if (!in)
+    return caf::make_error(errc::invalid_request, path + ": cannot be read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto table = parse(text.str());
+  if (!table)
+    return caf::make_error(errc::invalid_request, path + ": " + error_message(table.error()));
+  return table;
+}
+
+const principal* auth_table::find(const token_hash& hash) const noexcept {
+  const principal* found = nullptr;
+  for (const auto& e : entries_) {
+    // Every entry is compared in full, whether or not one matched already.
+    bool same = CRYPTO_memcmp(e.hash.data(), hash.data(), hash.size()) == 0;
+    if (same)
+      found = &e.who;
+  }
+  return found;
+}
+
+caf::expected<std::shared_ptr<authenticator>> authenticator::open(std::string path) {
+  std::shared_ptr<authenticator> result{new authenticator{std::move(path)}};
+  if (result->enabled())
+    if (auto err = result->reload())
+      return err;
+  return result;
+}
+
+caf::error authenticator::reload() {
+  if (!enabled())
+    return caf::none;
+  auto table = auth_table::load(path_);
+  if (!table)
+    return std::move(table.error());
+  auto fresh = std::make_shared<const auth_table>(std::move(*table));
+  std::lock_guard<std::mutex> guard{mutex_};
+  table_ = std::move(fresh);
+  return caf::none;
+}
+
+std::shared_ptr<const principal> authenticator::find(const token_hash& hash) const {
+  std::shared_ptr<const auth_table> table;
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    table = table_;
+  }
+  if (!table)
+    return nullptr;
+  auto* who = table->find(hash);
+  if (who == nullptr)
+    return nullptr;
+  return std::shared_ptr<const principal>{table, who};
+}
+
+std::size_t authenticator::size() const {
+  std::lock_guard<std::mutex> guard{mutex_};
+  return table_ ? table_->size() : 0;
+}
+
+std::string_view bearer_token(std::string_view authorization) noexcept {
+  constexpr std::string_view scheme = "bearer ";
+  if (authorization.size() <= scheme.size())
+    return {};
+  for (std::size_t i = 0; i < scheme.size(); ++i) {
+    char c = authorization[i];
+    if (c >= 'A' && c <= 'Z')
+      c = static_cast<char>(c - 'A' + 'a');
+    if (c != scheme[i])
+      return {};
+  }
+  auto token = authorization.substr(scheme.size());
+  auto start = token.find_first_not_of(' ');
+  if (start == std::string_view::npos)
+    return {};
+  token.remove_prefix(start);
+  auto end = token.find_last_not_of(' ');
+  return token.substr(0, end + 1);
+}
+
+caf::error authorize(const principal& who, acquire_request& x) {
+  if (auto err = need_on_lock(who, access::lock, x.name))
+    return err;
+  x.owner = qualified_owner(who.name, x.owner);
+  return caf::none;
+}
+
+caf::error authorize(const principal& who, renew_request& x) {
+  if (auto err = need_on_lock(who, access::lock, x.name))
+    return err;
+  x.owner = qualified_owner(who.name, x.owner);
+  return caf::none;
+}
+
+caf::error authorize(const principal& who, release_request& x) {
+  if (auto err = need_on_lock(who, access::lock, x.name))
+    return err;
+  x.owner = qualified_owner(who.name, x.owner);
+  return caf::none;
+}
+
+caf::error authorize(const principal& who, const check_request& x) {
+  return need_on_lock(who, access::read, x.name);
+}
+
+caf::error authorize(const principal& who, const list_request& x) {
+  if (who.may_all(access::read, x.prefix))
+    return caf::none;
+  return refuse(who, access::read,
+                x.prefix.empty() ? std::string{"every lock"} : "the locks under " + x.prefix);
+}
+
+caf::error authorize(const principal& who, const subscribe_request& x) {
+  if (x.exact)
+    return need_on_lock(who, access::read, x.prefix);
+  if (who.may_all(access::read, x.prefix))
+    return caf::none;
+  return refuse(who, access::read,
+                x.prefix.empty() ? std::string{"every lock"} : "the locks under " + x.prefix);
+}
+
+caf::error authorize_read(const principal& who, std::string_view lock) {
+  return need_on_lock(who, access::read, lock);
+}
+
+caf::error authorize_admin(const principal& who) {
+  if (who.may_all(access::admin, ""))
+    return caf::none;
+  return refuse(who, access::admin, "this service");
+}
+
+caf::error unauthenticated_error() {
+  return caf::make_error(errc::unauthenticated,
+                         std::string{"a valid bearer token is required (docs/security.md)"});
+}
+
+} // namespace fencelock::net

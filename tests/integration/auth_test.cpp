@@ -1,0 +1,249 @@
+// Authentication and permissions end to end (docs/security.md): the real server with an auth
+// file, over HTTP and WebSocket; a SIGHUP that revokes a token; a bad auth file at boot.
+
+#include <catch2/catch.hpp>
+
+#include <openssl/evp.h>
+
+#include <csignal>
+#include <fstream>
+#include <string>
+
+#include "support/child_process.hpp"
+#include "support/http_client.hpp"
+#include "support/lock_api.hpp"
+#include "support/poll.hpp"
+#include "support/server_process.hpp"
+#include "support/temp_dir.hpp"
+#include "support/ws_client.hpp"
+
+using namespace fencelock::test;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+/// The SHA-256 of `token` in hex, as `sha256sum` prints it.
+std::string sha256_hex(const std::string& token) {
+  unsigned char digest[32];
+  unsigned int size = 0;
+  EVP_Digest(token.data(), token.size(), digest, &size, EVP_sha256(), nullptr);
+  std::string out;
+  constexpr char hex[] = "0123456789abcdef";
+  for (unsigned i = 0; i < size; ++i) {
+    out.push_back(hex[digest[i] >> 4]);
+    out.push_back(hex[digest[i] & 0xf]);
+  }
+  return out;
+}
+
+const std::string billing = "billing-0f3a9c1e7d";
+const std::string billing2 = "billing2-5b8e2d4a61";
+const std::string dashboard = "dashboard-c4d19e8b02";
+const std::string ops = "ops-7a2f6c0e93";
+
+void write_auth_file(const std::filesystem::path& path, bool with_billing = true) {
+  std::ofstream out{path};
+  out << "# principal  sha256(token)  permissions\n";
+  if (with_billing)
+    out << "billing   " << sha256_hex(billing) << "  lock:billing:\n";
+  out << "billing2  " << sha256_hex(billing2) << "  lock:billing:\n"
+      << "dashboard " << sha256_hex(dashboard) << "  read:*\n"
+      << "ops       " << sha256_hex(ops) << "  admin:*\n";
+}
+
+header_list bearer(const std::string& token) {
+  return {{"Authorization", "Bearer " + token}};
+}
+
+struct auth_server {
+  temp_dir dir;
+  std::filesystem::path auth_file = dir.path() / "tokens";
+  std::unique_ptr<server_process> server;
+
+  auth_server() {
+    write_auth_file(auth_file);
+    server = std::make_unique<server_process>(
+      (dir.path() / "data").string(), std::vector<std::string>{"--auth-file", auth_file.string()});
+  }
+};
+
+json::object acquire_body(const std::string& owner) {
+  return {{"owner", owner}, {"ttlMs", 60'000}};
+}
+
+json::object token_body(const std::string& owner, int64_t token) {
+  return {{"owner", owner}, {"token", token}};
+}
+
+std::optional<json::object> ask(ws_client& ws, json::object frame) {
+  auto id = frame.at("id");
+  if (!ws.send(frame))
+    return std::nullopt;
+  return ws.answer_to(id, 10s);
+}
+
+std::string error_of(const std::optional<json::object>& frame) {
+  if (!frame || !frame->contains("error"))
+    return {};
+  return std::string{frame->at("error").as_string()};
+}
+
+} // namespace
+
+TEST_CASE("auth_http_requests_need_a_valid_bearer_token_and_the_permission",
+          "[integration][auth]") {
+  auth_server s;
+  http_client c{s.server->port()};
+  // No token, a wrong one, another scheme: 401 with a challenge, and nothing done.
+  for (const auto& headers :
+       {header_list{}, bearer("wrong"), header_list{{"Authorization", "Basic eDp5"}}}) {
+    auto res = c.post("/v1/locks/billing:a/acquire", acquire_body("w1"), headers);
+    CHECK(res.status == 401);
+    CHECK(res.error() == "unauthenticated");
+    CHECK(res.header("www-authenticate").starts_with("Bearer"));
+  }
+  CHECK(c.get("/v1/locks/billing:a", bearer(ops)).json->at("held").as_bool() == false);
+  // Probes and the API document stay open; /metrics needs an admin.
+  CHECK(c.get("/healthz").status == 200);
+  CHECK(c.get("/readyz").status == 200);
+  CHECK(c.get("/v1/openapi.json").status == 200);
+  CHECK(c.get("/metrics").status == 401);
+  CHECK(c.get("/metrics", bearer(billing)).status == 403);
+  CHECK(c.get("/metrics", bearer(ops)).status == 200);
+  // Permissions per prefix.
+  auto granted = c.post("/v1/locks/billing:a/acquire", acquire_body("w1"), bearer(billing));
+  REQUIRE(granted.status == 200);
+  CHECK(json_str(*granted.json, "owner") == "w1");
+  CHECK(json_str(*granted.json, "principal") == "billing");
+  auto other = c.post("/v1/locks/hr:a/acquire", acquire_body("w1"), bearer(billing));
+  CHECK(other.status == 403);
+  CHECK(other.error() == "forbidden");
+  CHECK(c.post("/v1/locks/billing:b/acquire", acquire_body("d"), bearer(dashboard)).status == 403);
+  CHECK(c.get("/v1/locks?prefix=billing:", bearer(billing)).status == 200);
+  CHECK(c.get("/v1/locks", bearer(billing)).status == 403);
+  CHECK(c.get("/v1/locks", bearer(dashboard)).status == 200);
+}
+
+TEST_CASE("auth_a_lease_is_its_principals_whatever_others_read_or_send", "[integration][auth]") {
+  auth_server s;
+  http_client c{s.server->port()};
+  auto granted = c.post("/v1/locks/billing:a/acquire", acquire_body("w1"), bearer(billing));
+  REQUIRE(granted.status == 200);
+  auto token = granted.json->at("token").as_int64();
+  // A reader sees who holds it and the token (the hidden-owner rule: seeing is not acting).
+  auto seen = c.get("/v1/locks/billing:a", bearer(dashboard));
+  REQUIRE(seen.status == 200);
+  CHECK(json_str(*seen.json, "owner") == "w1");
+  CHECK(json_str(*seen.json, "principal") == "billing");
+  CHECK(seen.json->at("token").as_int64() == token);
+  // ...but cannot act on them: not the reader, not another principal allowed to lock there.
+  for (const auto& who : {dashboard, billing2}) {
+    INFO(who);
+    auto renewed = c.post("/v1/locks/billing:a/renew", token_body("w1", token), bearer(who));
+    CHECK(renewed.status == 403);
+    auto released = c.post("/v1/locks/billing:a/release", token_body("w1", token), bearer(who));
+    CHECK(released.status == 403);
+  }
+  // Another principal's acquire under the same label waits like anyone's.
+  auto taken = c.post("/v1/locks/billing:a/acquire", acquire_body("w1"), bearer(billing2));
+  CHECK(taken.status == 409);
+  CHECK(taken.error() == "lock_held");
+  // Over WebSocket too.
+  ws_client ws{s.server->port(), 0, billing2};
+  auto renewed =
+    ask(ws, {{"id", 1}, {"op", "renew"}, {"lock", "billing:a"}, {"owner", "w1"}, {"token", token}});
+  CHECK(error_of(renewed) == "forbidden");
+  auto released = ask(
+    ws, {{"id", 2}, {"op", "release"}, {"lock", "billing:a"}, {"owner", "w1"}, {"token", token}});
+  CHECK(error_of(released) == "forbidden");
+  // The lease stands, and its principal still renews and releases it.
+  CHECK(c.post("/v1/locks/billing:a/renew", token_body("w1", token), bearer(billing)).status
+        == 200);
+  CHECK(c.post("/v1/locks/billing:a/release", token_body("w1", token), bearer(billing)).status
+        == 200);
+}
+
+TEST_CASE("auth_websocket_by_header_or_by_auth_frame", "[integration][auth]") {
+  auth_server s;
+  // A wrong token on the upgrade is refused before the upgrade.
+  CHECK_THROWS(ws_client{s.server->port(), 0, "wrong"});
+  // By header.
+  ws_client by_header{s.server->port(), 0, billing};
+  auto granted =
+    ask(by_header,
+        {{"id", 1}, {"op", "acquire"}, {"lock", "billing:ws"}, {"owner", "w"}, {"ttlMs", 60'000}});
+  REQUIRE(granted);
+  CHECK(granted->at("type").as_string() == "granted");
+  // Without one, nothing but auth is served until an auth frame succeeds.
+  ws_client browser{s.server->port()};
+  auto before = ask(browser, {{"id", 1}, {"op", "status"}, {"lock", "billing:ws"}});
+  CHECK(error_of(before) == "unauthenticated");
+  CHECK(error_of(ask(browser, {{"id", 2}, {"op", "auth"}, {"token", "wrong"}}))
+        == "unauthenticated");
+  auto login = ask(browser, {{"id", 3}, {"op", "auth"}, {"token", dashboard}});
+  REQUIRE(login);
+  CHECK(login->at("type").as_string() == "reply");
+  CHECK(login->at("result").at("principal").as_string() == "dashboard");
+  auto status = ask(browser, {{"id", 4}, {"op", "status"}, {"lock", "billing:ws"}});
+  REQUIRE(status);
+  CHECK(status->at("result").at("owner").as_string() == "w");
+  CHECK(status->at("result").at("principal").as_string() == "billing");
+  auto sub = ask(browser, {{"id", 5}, {"op", "subscribe"}, {"prefix", ""}});
+  REQUIRE(sub);
+  CHECK(sub->at("type").as_string() == "reply");
+  // Read-only: no acquire.
+  auto acquire =
+    ask(browser,
+        {{"id", 6}, {"op", "acquire"}, {"lock", "billing:x"}, {"owner", "d"}, {"ttlMs", 1000}});
+  CHECK(error_of(acquire) == "forbidden");
+}
+
+TEST_CASE("auth_sighup_reloads_the_file_and_revokes_removed_tokens", "[integration][auth]") {
+  auth_server s;
+  http_client c{s.server->port()};
+  CHECK(c.get("/v1/locks/billing:a", bearer(billing)).status == 200);
+  ws_client ws{s.server->port(), 0, billing};
+  CHECK(ask(ws, {{"id", 1}, {"op", "status"}, {"lock", "billing:a"}})->at("type").as_string()
+        == "reply");
+
+  // A broken file is refused and the one in force stays.
+  std::ofstream{s.auth_file} << "billing nothex lock:billing:\n";
+  s.server->process().send_signal(SIGHUP);
+  CHECK(s.server->wait_for_line(
+    [](std::string_view l) { return l.find("\"auth_reload_failed\"") != std::string_view::npos; },
+    20s));
+  CHECK(c.get("/v1/locks/billing:a", bearer(billing)).status == 200);
+
+  // Billing's token removed: refused from the next request on, on open sockets too.
+  write_auth_file(s.auth_file, false);
+  s.server->process().send_signal(SIGHUP);
+  CHECK(s.server->wait_for_line(
+    [](std::string_view l) { return l.find("\"auth_reloaded\"") != std::string_view::npos; }, 20s));
+  CHECK(c.get("/v1/locks/billing:a", bearer(billing)).status == 401);
+  CHECK(c.get("/v1/locks/billing:a", bearer(billing2)).status == 200);
+  CHECK(error_of(ask(ws, {{"id", 2}, {"op", "status"}, {"lock", "billing:a"}}))
+        == "unauthenticated");
+  CHECK(s.server->running());
+}
+
+TEST_CASE("auth_a_bad_auth_file_stops_the_boot_naming_the_key", "[integration][auth][cli]") {
+  temp_dir dir;
+  auto file = dir.path() / "tokens";
+  std::ofstream{file} << "ops " << sha256_hex(ops) << " superuser:*\n";
+  for (const auto& path : {file.string(), (dir.path() / "missing").string()}) {
+    child_process p{
+      server_binary(),
+      {"serve", "--data-dir", (dir.path() / "data").string(), "--port", "0", "--auth-file", path}};
+    auto st = p.wait(60s);
+    REQUIRE(st.has_value());
+    CHECK(st->exited);
+    CHECK(st->code == 78);
+    eventually([&] { return p.output_closed(); }, 5s);
+    std::string err;
+    for (const auto& l : p.stderr_lines())
+      err += l + "\n";
+    INFO(err);
+    CHECK(err.find("config error: auth-file: " + path) != std::string::npos);
+  }
+}
