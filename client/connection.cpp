@@ -43,19 +43,14 @@ struct connection::link {
   websocket::stream<beast::tcp_stream> ws;
   beast::flat_buffer buffer;
   std::deque<std::string> spare;
-  std::vector<tcp::endpoint> addresses;  // what async_connect tries, kept for its duration
+  std::vector<tcp::endpoint> addresses; // what async_connect tries, kept for its duration
 };
 
 connection::connection(executor ex, std::vector<endpoint> endpoints,
                        std::chrono::milliseconds connect_timeout,
                        std::chrono::milliseconds idle_timeout, hooks h)
-  : ex_(std::move(ex)),
-    endpoints_(std::move(endpoints)),
-    connect_timeout_(connect_timeout),
-    idle_timeout_(idle_timeout),
-    hooks_(std::move(h)),
-    resolver_(ex_),
-    backoff_timer_(ex_),
+  : ex_(std::move(ex)), endpoints_(std::move(endpoints)), connect_timeout_(connect_timeout),
+    idle_timeout_(idle_timeout), hooks_(std::move(h)), resolver_(ex_), backoff_timer_(ex_),
     backoff_(first_backoff) {
 }
 
@@ -368,12 +363,11 @@ void connection::shutdown(std::function<void()> done) {
       beast::get_lowest_layer(l->ws).close();
   });
   // A write may be in flight: Beast allows one close alongside it, and orders the frames.
-  l->ws.async_close(websocket::close_code::normal,
-                    [l, timer, done = std::move(done)](error_code) {
-                      timer->cancel();
-                      beast::get_lowest_layer(l->ws).close();
-                      done();
-                    });
+  l->ws.async_close(websocket::close_code::normal, [l, timer, done = std::move(done)](error_code) {
+    timer->cancel();
+    beast::get_lowest_layer(l->ws).close();
+    done();
+  });
 }
 
 } // namespace fencelock::detail

@@ -125,16 +125,16 @@ private:
 
   executor ex_;
   std::vector<endpoint> endpoints_;
-  size_t current_ = 0;          // index into endpoints_
-  size_t failed_in_round_ = 0;  // attempts that failed since one last succeeded
-  std::string round_failures_;  // why, one "; "-separated sentence per endpoint
+  size_t current_ = 0;         // index into endpoints_
+  size_t failed_in_round_ = 0; // attempts that failed since one last succeeded
+  std::string round_failures_; // why, one "; "-separated sentence per endpoint
   std::chrono::milliseconds connect_timeout_;
   std::chrono::milliseconds idle_timeout_;
   hooks hooks_;
   std::optional<std::chrono::milliseconds> server_idle_timeout_; // from this link's hello
 
   state state_ = state::idle;
-  uint64_t gen_ = 0;  // bumped per attempt and per drop: a handler of an older one returns
+  uint64_t gen_ = 0; // bumped per attempt and per drop: a handler of an older one returns
   std::shared_ptr<link> link_;
   boost::asio::ip::tcp::resolver resolver_;
   boost::asio::steady_timer backoff_timer_;
@@ -143,8 +143,8 @@ private:
 
   uint64_t next_id_ = 1;
   std::map<uint64_t, pending> pending_;
-  std::vector<std::string> waiting_;  // frames made while connecting
-  std::deque<std::string> out_;       // frames to write; the front one is being written
+  std::vector<std::string> waiting_; // frames made while connecting
+  std::deque<std::string> out_;      // frames to write; the front one is being written
   bool writing_ = false;
 };
 
