@@ -37,6 +37,8 @@ fencelock::cli::cli_context make_context() {
   fencelock::cli::cli_context ctx;
   if (const char* url = std::getenv("FENCELOCK_URL"))
     ctx.env_url = url;
+  if (const char* token = std::getenv("FENCELOCK_AUTH_TOKEN"))
+    ctx.env_auth_token = token;
   ctx.stdout_is_tty = ::isatty(STDOUT_FILENO) == 1;
   ctx.version = version_text();
   for (auto& s : fencelock::config_loader::setting_docs())

@@ -43,15 +43,16 @@ struct connection::link {
   websocket::stream<beast::tcp_stream> ws;
   beast::flat_buffer buffer;
   std::deque<std::string> spare;
-  std::vector<tcp::endpoint> addresses; // what async_connect tries, kept for its duration
+  std::vector<tcp::endpoint> addresses;      // what async_connect tries, kept for its duration
+  websocket::response_type upgrade_response; // the server's answer to the upgrade
 };
 
 connection::connection(executor ex, std::vector<endpoint> endpoints,
                        std::chrono::milliseconds connect_timeout,
-                       std::chrono::milliseconds idle_timeout, hooks h)
+                       std::chrono::milliseconds idle_timeout, std::string bearer_token, hooks h)
   : ex_(std::move(ex)), endpoints_(std::move(endpoints)), connect_timeout_(connect_timeout),
-    idle_timeout_(idle_timeout), hooks_(std::move(h)), resolver_(ex_), backoff_timer_(ex_),
-    backoff_(first_backoff) {
+    idle_timeout_(idle_timeout), bearer_token_(std::move(bearer_token)), hooks_(std::move(h)),
+    resolver_(ex_), backoff_timer_(ex_), backoff_(first_backoff) {
 }
 
 void connection::request(json::object fields, std::chrono::milliseconds timeout,
@@ -171,19 +172,28 @@ void connection::on_tcp_connected(uint64_t gen) {
   opts.idle_timeout = idle_timeout_;
   opts.keep_alive_pings = true;
   l->ws.set_option(opts);
-  l->ws.set_option(websocket::stream_base::decorator([](websocket::request_type& req) {
+  l->ws.set_option(websocket::stream_base::decorator([this](websocket::request_type& req) {
     req.set(beast::http::field::user_agent, "fencelock-client");
+    if (!bearer_token_.empty())
+      req.set(beast::http::field::authorization, "Bearer " + bearer_token_);
   }));
   l->ws.read_message_max(max_incoming);
   l->ws.text(true);
-  l->ws.async_handshake(current().host_header(), current().target, [this, gen, l](error_code ec) {
-    if (gen != gen_)
-      return;
-    if (ec)
-      return fail_link("WebSocket upgrade at " + current().host_header() + current().target
-                       + " failed: " + ec.message());
-    on_upgraded(gen);
-  });
+  l->ws.async_handshake(
+    l->upgrade_response, current().host_header(), current().target, [this, gen, l](error_code ec) {
+      if (gen != gen_)
+        return;
+      if (ec == websocket::error::upgrade_declined
+          && l->upgrade_response.result() == beast::http::status::unauthorized)
+        return fail_link("WebSocket upgrade at " + current().host_header() + current().target
+                         + " refused: 401 unauthenticated: "
+                         + (bearer_token_.empty() ? "the server wants a bearer token"
+                                                  : "the server refused the bearer token"));
+      if (ec)
+        return fail_link("WebSocket upgrade at " + current().host_header() + current().target
+                         + " failed: " + ec.message());
+      on_upgraded(gen);
+    });
 }
 
 void connection::on_upgraded(uint64_t) {

@@ -56,10 +56,11 @@ public:
 
   /// Prepares a connection to the first of `endpoints` (at least one; nothing connects yet).
   /// `connect_timeout` bounds TCP connect plus upgrade, per endpoint tried; `idle_timeout`
-  /// closes a connection that hears nothing (pings go out after half of it).
+  /// closes a connection that hears nothing (pings go out after half of it). A non-empty
+  /// `bearer_token` goes out as the upgrade's Authorization header (docs/security.md).
   connection(executor ex, std::vector<endpoint> endpoints,
              std::chrono::milliseconds connect_timeout, std::chrono::milliseconds idle_timeout,
-             hooks h);
+             std::string bearer_token, hooks h);
 
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
@@ -130,6 +131,7 @@ private:
   std::string round_failures_; // why, one "; "-separated sentence per endpoint
   std::chrono::milliseconds connect_timeout_;
   std::chrono::milliseconds idle_timeout_;
+  std::string bearer_token_;
   hooks hooks_;
   std::optional<std::chrono::milliseconds> server_idle_timeout_; // from this link's hello
 

@@ -86,7 +86,7 @@ client_core::client_core(client_options opts)
   // least 2 s) means the server or the path is gone.
   auto idle = std::max<milliseconds>(opts_.request_timeout, 2s);
   conn_ = std::make_unique<connection>(strand_, endpoints_, opts_.connect_timeout, idle,
-                                       std::move(hooks));
+                                       opts_.bearer_token, std::move(hooks));
   rt_->thread = std::thread{[rt = rt_] { rt->io.run(); }};
 }
 

@@ -7,6 +7,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <boost/json/object.hpp>
+
+#include "common/log.hpp"
 #include "fencelock/errc.hpp"
 #include "fencelock/owner.hpp"
 #include "fencelock/validate.hpp"
@@ -74,7 +77,7 @@ caf::error refuse(const principal& who, access need, std::string_view what) {
 caf::error need_on_lock(const principal& who, access need, std::string_view lock) {
   if (who.may(need, lock))
     return caf::none;
-  return refuse(who, need, "lock " + std::string{lock});
+  return refuse(who, need, lock); // "principal billing may not lock hr:payroll"
 }
 
 } // namespace
@@ -299,7 +302,23 @@ caf::error authorize_read(const principal& who, std::string_view lock) {
 caf::error authorize_admin(const principal& who) {
   if (who.may_all(access::admin, ""))
     return caf::none;
-  return refuse(who, access::admin, "this service");
+  return caf::make_error(errc::forbidden,
+                         "principal " + who.name + " is not an admin of every lock (admin:*)");
+}
+
+void log_denied(const caf::error& err, std::string_view request_id, std::string_view principal,
+                std::string_view peer) {
+  if (!log_enabled(log_level::info))
+    return;
+  errc code = errc::unavailable;
+  as_errc(err, code);
+  boost::json::object fields{{"request_id", request_id},
+                             {"outcome", to_string(code)},
+                             {"peer", peer},
+                             {"message", error_message(err)}};
+  if (!principal.empty())
+    fields["principal"] = principal;
+  log_event(log_level::info, "access_denied", fields);
 }
 
 caf::error unauthenticated_error() {

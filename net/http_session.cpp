@@ -212,16 +212,20 @@ void http_session::handle_request() {
   if (const auto* auth = ctx_->auth()) {
     if (auto token = bearer_token(req[http::field::authorization]); !token.empty())
       who = auth->find(hash_token(token));
-    if (!who && needs_credentials(req.target(), ctx_->cfg()))
+    if (!who && needs_credentials(req.target(), ctx_->cfg())) {
+      log_denied(unauthenticated_error(), request_id_, "", peer_);
       return send(unauthenticated_reply());
+    }
   }
   auto result = route(req.method(), req.target(), req.body(), ctx_->cfg(), ctx_->svc().ready());
   if (auto* immediate = std::get_if<reply>(&result))
     return send(std::move(*immediate));
   auto call = std::get<service_call>(std::move(result));
   if (who) {
-    if (auto err = authorize(*who, call, ctx_->cfg()))
+    if (auto err = authorize(*who, call, ctx_->cfg())) {
+      log_denied(err, request_id_, who->name, peer_);
       return send(error_reply(err));
+    }
     principal_ = who->name;
   } else {
     principal_.clear();
@@ -253,8 +257,10 @@ void http_session::upgrade(http::request<http::string_body> req) {
   if (const auto* auth = ctx_->auth()) {
     if (auto token = bearer_token(req[http::field::authorization]); !token.empty()) {
       credential = hash_token(token);
-      if (!auth->find(*credential))
+      if (!auth->find(*credential)) {
+        log_denied(unauthenticated_error(), request_id_, "", peer_);
         return send(unauthenticated_reply());
+      }
     }
   }
   auto session =

@@ -185,6 +185,7 @@ bool ws_session::admit(ws_request& req) {
     auto hash = hash_token(login->token);
     auto who = auth->find(hash);
     if (!who) {
+      log_denied(unauthenticated_error(), context(req.id).request_id, "", peer_);
       send(error_frame(req.id, unauthenticated_error()));
       return false;
     }
@@ -194,10 +195,12 @@ bool ws_session::admit(ws_request& req) {
   }
   auto who = credential_ ? auth->find(*credential_) : nullptr;
   if (!who) {
+    log_denied(unauthenticated_error(), context(req.id).request_id, "", peer_);
     send(error_frame(req.id, unauthenticated_error()));
     return false;
   }
   if (auto err = authorize(*who, req.call)) {
+    log_denied(err, context(req.id).request_id, who->name, peer_);
     send(error_frame(req.id, err));
     return false;
   }

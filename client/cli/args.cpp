@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -28,6 +29,7 @@ constexpr std::string_view duration_examples = "1h, 90s, 1m30s or 250ms";
 
 constexpr std::string_view footer_text = R"(Environment:
   FENCELOCK_URL     The server(s) when --url is not given (default http://127.0.0.1:7070).
+  FENCELOCK_AUTH_TOKEN  The bearer token when --auth-token-file is not given.
 
 Durations: integers with units, largest first: 1h, 90s, 1m30s, 250ms; a bare number is
 milliseconds. Output (-o): table on a terminal, JSON lines (one object each) otherwise.
@@ -35,7 +37,8 @@ milliseconds. Output (-o): table on a terminal, JSON lines (one object each) oth
 Exit codes: 0 ok; 64 usage error, or the server refused the request as invalid;
 69 server unreachable, no answer in time, store unavailable; 75 lock not acquired within
 --wait; 76 lease lost (run: the command was stopped; release, renew: the lease had already
-ended; check: the token is not current). serve: 69 store, 71 listener, 78 configuration.
+ended; check: the token is not current); 77 not permitted (a bearer token missing, wrong or
+without the permission). serve: 69 store, 71 listener, 78 configuration.
 See docs/cli.md or man fencelock.)";
 
 /// One command: its name, what it does, and its synopsis.
@@ -145,6 +148,7 @@ public:
 /// Reads flags and positionals as text; every subcommand binds into the one it uses.
 struct raw_values {
   std::string url;
+  std::string auth_token_file;
   std::string output;
   std::string owner;
   std::string ttl;
@@ -179,6 +183,9 @@ struct command_line {
           "The server: http://host:port or ws://host:port, or several separated by commas "
           "(instances sharing one store; tried in turn). Default: $FENCELOCK_URL, else "
           "http://127.0.0.1:7070.");
+    value(s, "--auth-token-file", v.auth_token_file, "FILE",
+          "A file whose first line is the bearer token of this client's principal, for a server "
+          "with an auth-file (docs/security.md). Default: $FENCELOCK_AUTH_TOKEN, else none.");
   }
 
   void output(CLI::App* s) {
@@ -372,6 +379,23 @@ public:
       if (!detail::parse_endpoints(out.url, why))
         return origin + ": " + why + " (expected http://host:port or ws://host:port, or "
                + "several separated by commas)";
+      out.bearer_token = ctx.env_auth_token;
+      if (given(s_, "--auth-token-file")) {
+        // A file rather than a flag: a flag's value shows in `ps` to every user.
+        std::ifstream in{v_.auth_token_file};
+        std::getline(in, out.bearer_token);
+        if (!in && !in.eof())
+          return "--auth-token-file: cannot read \"" + v_.auth_token_file + "\"";
+        while (!out.bearer_token.empty()
+               && (out.bearer_token.back() == '\r' || out.bearer_token.back() == ' '))
+          out.bearer_token.pop_back();
+        if (out.bearer_token.empty())
+          return "--auth-token-file: \"" + v_.auth_token_file + "\" has no token on its first line";
+      }
+      if (!printable(out.bearer_token))
+        return std::string{given(s_, "--auth-token-file") ? "--auth-token-file"
+                                                          : "FENCELOCK_AUTH_TOKEN"}
+               + ": the token must be printable ASCII";
     }
     out.output = ctx.stdout_is_tty ? output_format::table : output_format::json;
     if (given(s_, "--output")) {

@@ -36,6 +36,8 @@ struct common_args {
   /// One URL, or several separated by commas (tried in turn, docs/client.md).
   std::string url;
   output_format output = output_format::json;
+  /// The bearer token for a server with an auth-file (docs/security.md); "" = none.
+  std::string bearer_token;
 };
 
 /// The arguments of `fencelock run <name> [options] -- <command...>`.
@@ -139,6 +141,8 @@ struct cli_context {
   /// The value of FENCELOCK_URL ("" when unset): --url wins over it, default_url applies when
   /// both are empty.
   std::string env_url;
+  /// The value of FENCELOCK_AUTH_TOKEN ("" when unset): --auth-token-file wins over it.
+  std::string env_auth_token;
   /// Whether stdout is a terminal: the default of -o (table there, JSON elsewhere).
   bool stdout_is_tty = false;
   /// What --version prints.

@@ -34,6 +34,7 @@ client_options options_for(const common_args& a, const std::string& owner) {
   client_options opts;
   opts.url = a.url;
   opts.owner = owner;
+  opts.bearer_token = a.bearer_token;
   return opts;
 }
 

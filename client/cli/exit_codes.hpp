@@ -18,13 +18,16 @@ inline constexpr int exit_unavailable = 69;
 inline constexpr int exit_not_acquired = 75;
 /// The lease was lost: `run` stopped its command; `release` found the lease already ended.
 inline constexpr int exit_lease_lost = 76;
+/// The server refused this client's credentials or permissions: unauthenticated, forbidden
+/// (EX_NOPERM; docs/security.md).
+inline constexpr int exit_not_permitted = 77;
 /// `run`: the command was found but could not be executed (as in a shell).
 inline constexpr int exit_cannot_execute = 126;
 /// `run`: the command was not found (as in a shell).
 inline constexpr int exit_not_found = 127;
 
 /// Returns the exit code for a failed request: lock_held and too_many_waiters -> 75, lease_lost
-/// -> 76, invalid_request -> 64, everything else -> 69.
+/// -> 76, invalid_request -> 64, unauthenticated and forbidden -> 77, everything else -> 69.
 inline int exit_code_of(const client_error& e) {
   std::string_view code = e.code();
   if (code == "lock_held" || code == "too_many_waiters")
@@ -33,6 +36,8 @@ inline int exit_code_of(const client_error& e) {
     return exit_lease_lost;
   if (code == "invalid_request")
     return exit_usage;
+  if (code == "unauthenticated" || code == "forbidden")
+    return exit_not_permitted;
   return exit_unavailable;
 }
 

@@ -257,6 +257,7 @@ int run_command(const run_args& a) {
   client_options opts;
   opts.url = a.url;
   opts.owner = a.owner;
+  opts.bearer_token = a.bearer_token;
   std::optional<client> c;
   held_lease lease;
   try {

@@ -26,6 +26,7 @@ int watch_command(const watch_args& a) {
 
   client_options opts;
   opts.url = a.url;
+  opts.bearer_token = a.bearer_token;
   bool table = a.output == output_format::table;
   watch_handlers h;
   h.on_snapshot = [table](const std::vector<lock_info>& locks) {

@@ -57,6 +57,9 @@ struct client_options {
   std::chrono::milliseconds connect_timeout{5'000};
   /// Bounds the answer to one request; an acquire's wait comes on top.
   std::chrono::milliseconds request_timeout{10'000};
+  /// With a server that authenticates (docs/security.md): the bearer token of this client's
+  /// principal, sent on every connection. Empty: none.
+  std::string bearer_token;
 };
 
 /// Who holds a lock, as named by a lock_held error.

@@ -48,6 +48,34 @@ class ServerClock {
   }
 }
 
+// --- the bearer token (docs/security.md) ----------------------------------------------------
+
+const tokenKey = 'fencelock.token';
+
+/**
+ * Returns the token of a link such as /#token=... (then kept for this tab only and removed from
+ * the address, so that it is neither shared nor bookmarked) or the one this tab kept.
+ */
+function takeToken() {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const given = fragment.get('token');
+  if (given) {
+    sessionStorage.setItem(tokenKey, given);
+    history.replaceState(null, '', location.pathname + location.search);
+  }
+  return sessionStorage.getItem(tokenKey) ?? '';
+}
+
+function onAuthNeeded(message) {
+  const token = window.prompt(`${message} Enter the bearer token of a principal that may read the locks:`);
+  if (!token) {
+    setProblem(`${message} Reload the page to enter a token.`);
+    return;
+  }
+  sessionStorage.setItem(tokenKey, token);
+  conn.authenticate(token);
+}
+
 // --- state in the URL -----------------------------------------------------------------------
 
 function readUrl() {
@@ -375,7 +403,9 @@ conn = new Connection(`${scheme}//${location.host}/v1/ws`, {
   onStatus,
   onHello,
   onProblem: setProblem,
+  onAuthNeeded,
 });
+conn.token = takeToken();
 conn.start(state.prefix);
 note(`Connecting, watching ${watching(state.prefix)}`);
 requestAnimationFrame(frame);

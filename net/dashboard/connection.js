@@ -27,6 +27,8 @@ export class Connection {
    *   onStatus(status): the answer to a status request.
    *   onHello(frame): the server's hello (version, limits).
    *   onProblem(message): a subscribe the server refused (shown to the user).
+   *   onAuthNeeded(message): the server wants a bearer token (docs/security.md), or refused the
+   *     one given; answer with authenticate(token).
    */
   constructor(url, handlers) {
     this.url = url;
@@ -43,6 +45,17 @@ export class Connection {
     this.subscription = 0;
     this.statusInFlight = 0;
     this.maxPending = 256;
+    /** The bearer token sent first on every connection ('' = none). */
+    this.token = '';
+  }
+
+  /** Sets the bearer token (docs/security.md), sends it now and subscribes again. */
+  authenticate(token) {
+    this.token = token;
+    if (!this.isOpen()) return; // the next connection sends it
+    this.sendAuth();
+    this.setState('connecting');
+    this.subscribe();
   }
 
   /** Connects and subscribes to `prefix` ("" = every lock). */
@@ -102,6 +115,7 @@ export class Connection {
     let opened = false;
     ws.onopen = () => {
       opened = true;
+      if (this.token) this.sendAuth(); // answered before the subscribe: frames keep their order
       this.subscribe();
     };
     ws.onmessage = (e) => this.onFrame(e.data);
@@ -136,6 +150,12 @@ export class Connection {
     this.subscribeId = id;
     this.pending.set(id, { op: 'subscribe', prefix: this.prefix });
     this.send({ id, op: 'subscribe', prefix: this.prefix });
+  }
+
+  sendAuth() {
+    const id = this.nextId++;
+    this.pending.set(id, { op: 'auth' });
+    this.send({ id, op: 'auth', token: this.token });
   }
 
   send(frame) {
@@ -202,7 +222,11 @@ export class Connection {
       this.statusInFlight--; // a shed or refused status only leaves the waiters unknown
       return;
     }
-    if (asked.op !== 'subscribe' || f.id !== this.subscribeId) return;
+    if (asked.op !== 'subscribe' || f.id !== this.subscribeId) return; // an auth's error too:
+    if (f.error === 'unauthenticated') {                                 // the subscribe's says
+      this.h.onAuthNeeded(this.token ? 'The server refused this token.' : 'This server needs a token.');
+      return;
+    }
     this.h.onProblem(`The server refused the subscription: ${f.error}: ${f.message ?? ''}`);
     if (retryable.has(f.error)) {
       const wait = backoff(this.attempt++);

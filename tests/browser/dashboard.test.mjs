@@ -11,6 +11,8 @@
 //   7. the console has no errors
 //   8. 10,000 held locks: only the rows in view are in the DOM (frame times are printed, never
 //      asserted)
+//   9. with an auth file (docs/security.md) the page asks for a token and works with a read-only
+//      principal's
 //
 // It saves a screenshot, dashboard.png, into --artifacts. Prints "SKIPPED: <why>" when Node.js
 // is too old or there is no /usr/bin/chromium.
@@ -18,6 +20,8 @@
 //   node dashboard.test.mjs --binary build/fencelock --deps <dir for node_modules> --artifacts <dir>
 
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -301,6 +305,45 @@ try {
   });
 
   await context.close();
+
+  await check("9. with an auth file the page asks for a token and works with a read-only principal's", async () => {
+    const sha256 = (x) => createHash('sha256').update(x).digest('hex');
+    const authDir = tempDir('fencelock-dashboard-auth-');
+    const authFile = path.join(authDir, 'tokens');
+    writeFileSync(authFile, `viewer ${sha256('viewer-token')} read:*\nwriter ${sha256('writer-token')} lock:jobs:\n`);
+    const guarded = await Server.start(opts.binary, { dataDir: path.join(authDir, 'data'), extra: ['--auth-file', authFile] });
+    const viewerContext = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    try {
+      guarded.bearer = 'writer-token';
+      const lease = await guarded.acquire('jobs:guarded', 'worker-9', 600_000);
+      const viewer = await viewerContext.newPage();
+      const prompts = [];
+      viewer.on('dialog', (dialog) => {
+        prompts.push(dialog.message());
+        dialog.accept(prompts.length === 1 ? 'wrong-token' : 'viewer-token');
+      });
+      await viewer.goto(`${guarded.url}/`);
+      await viewer.waitForSelector('#conn[data-state="live"]', wait);
+      assert.equal(prompts.length, 2, `prompts: ${JSON.stringify(prompts)}`);
+      assert.match(prompts[0], /needs a token/);
+      assert.match(prompts[1], /refused this token/);
+      const guardedRow = viewer.locator('#locks-scroll .vrow[data-lock="jobs:guarded"]:visible');
+      await guardedRow.waitFor(wait);
+      assert.equal((await guardedRow.locator('.c-token').textContent()).trim(), String(lease.token));
+      assert.equal((await guardedRow.locator('.c-owner').textContent()).trim(), 'worker-9');
+      // A link with the token in its fragment needs no prompt, and the token leaves the address.
+      const linked = await viewerContext.newPage();
+      linked.on('dialog', (dialog) => assert.fail(`unexpected prompt: ${dialog.message()}`));
+      await linked.goto(`${guarded.url}/#token=viewer-token`);
+      await linked.waitForSelector('#conn[data-state="live"]', wait);
+      assert.ok(!linked.url().includes('viewer-token'), `the token stayed in ${linked.url()}`);
+      await linked.locator('#locks-scroll .vrow[data-lock="jobs:guarded"]:visible').waitFor(wait);
+    } finally {
+      await viewerContext.close().catch(() => {});
+      await guarded.stop().catch(() => {});
+    }
+  });
+
   exitCode = results.every((r) => r.ok) ? 0 : 1;
 } finally {
   await browser.close().catch(() => {});

@@ -197,9 +197,11 @@ export class Server {
 
   /** POSTs `body` to `path` and returns {status, json}. */
   async post(pathname, body) {
+    const headers = { 'content-type': 'application/json' };
+    if (this.bearer) headers.authorization = `Bearer ${this.bearer}`;
     const res = await fetch(`${this.url}${pathname}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers,
       body: JSON.stringify(body),
     });
     return { status: res.status, json: await res.json() };

@@ -247,3 +247,48 @@ TEST_CASE("auth_a_bad_auth_file_stops_the_boot_naming_the_key", "[integration][a
     CHECK(err.find("config error: auth-file: " + path) != std::string::npos);
   }
 }
+
+TEST_CASE("auth_the_cli_sends_the_token_of_its_file_or_environment", "[integration][auth][cli]") {
+  auth_server s;
+  auto token_file = s.dir.path() / "client-token";
+  std::ofstream{token_file} << billing << "\n";
+  auto url = "http://127.0.0.1:" + std::to_string(s.server->port());
+  auto run = [&](std::vector<std::string> args, std::vector<std::string> env = {}) {
+    args.insert(args.end(), {"--url", url, "-o", "json"});
+    child_process p{server_binary(), args, env};
+    auto st = p.wait(60s);
+    REQUIRE(st.has_value());
+    REQUIRE(st->exited);
+    eventually([&] { return p.output_closed(); }, 5s);
+    std::string out;
+    for (const auto& l : p.lines())
+      out += l + "\n";
+    for (const auto& l : p.stderr_lines())
+      out += l + "\n";
+    return std::pair{st->code, out};
+  };
+  auto [granted, out] =
+    run({"acquire", "billing:cli", "-O", "w1", "--auth-token-file", token_file.string()});
+  INFO(out);
+  CHECK(granted == 0);
+  http_client c{s.server->port()};
+  auto held = c.get("/v1/locks/billing:cli", bearer(ops));
+  CHECK(json_str(*held.json, "principal") == "billing");
+  CHECK(json_str(*held.json, "owner") == "w1");
+  // Another prefix: refused, exit 77.
+  auto [refused, why] = run({"acquire", "hr:cli", "--auth-token-file", token_file.string()});
+  INFO(why);
+  CHECK(refused == 77);
+  CHECK(why.find("forbidden") != std::string::npos);
+  // The environment's token works the same.
+  CHECK(run({"status", "billing:cli"}, {"FENCELOCK_AUTH_TOKEN=" + dashboard}).first == 0);
+  // Without one the request is refused (77); a wrong one cannot even connect (69).
+  auto [without, unauthenticated] = run({"status", "billing:cli"});
+  INFO(unauthenticated);
+  CHECK(without == 77);
+  CHECK(unauthenticated.find("unauthenticated") != std::string::npos);
+  auto [wrong, refused_upgrade] = run({"status", "billing:cli"}, {"FENCELOCK_AUTH_TOKEN=wrong"});
+  INFO(refused_upgrade);
+  CHECK(wrong == 69);
+  CHECK(refused_upgrade.find("401 unauthenticated") != std::string::npos);
+}

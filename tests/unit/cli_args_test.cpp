@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <ctime>
+#include <unistd.h>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -113,6 +115,48 @@ TEST_CASE("the server comes from --url, else FENCELOCK_URL, else the default", "
   CHECK(error_of({"status", "x", "--url", "ftp://a"}).starts_with("--url: "));
   env.env_url = "nonsense";
   CHECK(error_of({"status", "x"}, env).starts_with("FENCELOCK_URL: "));
+}
+
+TEST_CASE("the bearer token comes from --auth-token-file, else FENCELOCK_AUTH_TOKEN", "[cli]") {
+  CHECK(parse_ok<status_args>({"status", "x"}).bearer_token.empty());
+  auto env = piped();
+  env.env_auth_token = "from-env";
+  CHECK(parse_ok<status_args>({"status", "x"}, env).bearer_token == "from-env");
+  auto path =
+    std::filesystem::temp_directory_path() / ("fencelock_cli_token_" + std::to_string(::getpid()));
+  std::ofstream{path} << "from-file\r\nsecond line ignored\n";
+  const std::vector<args_t> commands = {{"status", "x"},
+                                        {"acquire", "x"},
+                                        {"release", "x", "-O", "o", "-T", "1"},
+                                        {"renew", "x", "-O", "o", "-T", "1"},
+                                        {"check", "x", "-T", "1"},
+                                        {"list"},
+                                        {"watch", "x"},
+                                        {"run", "x", "--", "true"}};
+  for (auto args : commands) {
+    INFO(args.front());
+    args.insert(args.begin() + 1, {"--auth-token-file", path.string()});
+    auto p = parse_command_line(args, env);
+    INFO(p.error);
+    REQUIRE(p.cmd.has_value());
+    std::visit(
+      [](const auto& a) {
+        if constexpr (std::is_base_of_v<common_args, std::decay_t<decltype(a)>>)
+          CHECK(a.bearer_token == "from-file");
+        else
+          FAIL("a client command without the common options");
+      },
+      *p.cmd);
+  }
+  std::ofstream{path} << "\n";
+  CHECK(error_of({"status", "x", "--auth-token-file", path.string()})
+        == "--auth-token-file: \"" + path.string() + "\" has no token on its first line");
+  std::filesystem::remove(path);
+  CHECK(error_of({"status", "x", "--auth-token-file", path.string()})
+        == "--auth-token-file: cannot read \"" + path.string() + "\"");
+  env.env_auth_token = "tab\there";
+  CHECK(error_of({"status", "x"}, env)
+        == "FENCELOCK_AUTH_TOKEN: the token must be printable ASCII");
 }
 
 TEST_CASE("usage errors name the flag as typed", "[cli]") {
@@ -284,6 +328,8 @@ TEST_CASE("exit codes of failed requests", "[cli]") {
   CHECK(exit_code_of(client_error{"too_many_waiters", "m"}) == 75);
   CHECK(exit_code_of(client_error{"lease_lost", "m"}) == 76);
   CHECK(exit_code_of(client_error{"invalid_request", "m"}) == 64);
+  CHECK(exit_code_of(client_error{"unauthenticated", "m"}) == 77);
+  CHECK(exit_code_of(client_error{"forbidden", "m"}) == 77);
   CHECK(exit_code_of(client_error{"connection_failed", "m"}) == 69);
   CHECK(exit_code_of(client_error{"timeout", "m"}) == 69);
   CHECK(exit_code_of(client_error{"store_unavailable", "m"}) == 69);

@@ -74,6 +74,9 @@ void require_same(const config& x, const config& y) {
   CHECK(x.body_timeout_ms == y.body_timeout_ms);
   CHECK(x.drain_timeout_ms == y.drain_timeout_ms);
   CHECK(x.dashboard == y.dashboard);
+  CHECK(x.auth_file == y.auth_file);
+  CHECK(x.open_readyz == y.open_readyz);
+  CHECK(x.open_metrics == y.open_metrics);
   CHECK(x.shed_store_latency_ms == y.shed_store_latency_ms);
   CHECK(x.max_locks == y.max_locks);
   CHECK(x.data_dir == y.data_dir);
