@@ -8,8 +8,11 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -38,9 +41,26 @@ constexpr size_t max_incoming = 16 << 20;
 // until its cancelled operations have completed; `spare` keeps the frames of a write that was
 // in flight at the drop.
 struct connection::link {
-  explicit link(const executor& ex) : ws(ex) {
+  using plain = websocket::stream<beast::tcp_stream>;
+  using secure = websocket::stream<beast::ssl_stream<beast::tcp_stream>>;
+
+  /// A socket for `tls` (null: plain TCP).
+  link(const executor& ex, asio::ssl::context* tls)
+    : ws(tls == nullptr ? std::variant<plain, secure>{std::in_place_type<plain>, ex}
+                        : std::variant<plain, secure>{std::in_place_type<secure>, ex, *tls}) {
   }
-  websocket::stream<beast::tcp_stream> ws;
+
+  /// Calls `f` with the WebSocket stream, whichever it is.
+  template <class F>
+  decltype(auto) visit(F&& f) {
+    return std::visit(std::forward<F>(f), ws);
+  }
+
+  beast::tcp_stream& tcp() {
+    return visit([](auto& s) -> beast::tcp_stream& { return beast::get_lowest_layer(s); });
+  }
+
+  std::variant<plain, secure> ws;
   beast::flat_buffer buffer;
   std::deque<std::string> spare;
   std::vector<tcp::endpoint> addresses;      // what async_connect tries, kept for its duration
@@ -49,9 +69,11 @@ struct connection::link {
 
 connection::connection(executor ex, std::vector<endpoint> endpoints,
                        std::chrono::milliseconds connect_timeout,
-                       std::chrono::milliseconds idle_timeout, std::string bearer_token, hooks h)
+                       std::chrono::milliseconds idle_timeout, std::string bearer_token,
+                       std::shared_ptr<asio::ssl::context> tls, hooks h)
   : ex_(std::move(ex)), endpoints_(std::move(endpoints)), connect_timeout_(connect_timeout),
-    idle_timeout_(idle_timeout), bearer_token_(std::move(bearer_token)), hooks_(std::move(h)),
+    idle_timeout_(idle_timeout), bearer_token_(std::move(bearer_token)), tls_(std::move(tls)),
+    hooks_(std::move(h)),
     resolver_(ex_), backoff_timer_(ex_), backoff_(first_backoff) {
 }
 
@@ -122,7 +144,7 @@ void connection::queue_frame(std::string frame) {
 void connection::start_connect() {
   state_ = state::connecting;
   auto gen = ++gen_;
-  link_ = std::make_shared<link>(ex_);
+  link_ = std::make_shared<link>(ex_, current().tls ? tls_.get() : nullptr);
   // A numeric host needs no resolver (whose getaddrinfo runs on a thread of its own).
   error_code ec;
   auto addr = asio::ip::make_address(current().host, ec);
@@ -148,7 +170,7 @@ void connection::on_resolved(uint64_t gen, const std::vector<tcp::endpoint>& add
     return;
   auto l = link_;
   l->addresses = addresses;
-  auto& tcp_layer = beast::get_lowest_layer(l->ws);
+  auto& tcp_layer = l->tcp();
   tcp_layer.expires_after(connect_timeout_);
   tcp_layer.async_connect(l->addresses, [this, gen, l](error_code ec, const tcp::endpoint&) {
     if (gen != gen_)
@@ -161,39 +183,69 @@ void connection::on_resolved(uint64_t gen, const std::vector<tcp::endpoint>& add
 
 void connection::on_tcp_connected(uint64_t gen) {
   auto l = link_;
-  auto& tcp_layer = beast::get_lowest_layer(l->ws);
-  tcp_layer.expires_never(); // the websocket timeouts take over
+  auto& tcp_layer = l->tcp();
   // A child process (fencelock run's command) must not inherit the connection: it would keep
   // a session-bound lease's socket open after we are gone.
   ::fcntl(tcp_layer.socket().native_handle(), F_SETFD, FD_CLOEXEC);
   tcp_layer.socket().set_option(tcp::no_delay{true});
+  auto* secure = std::get_if<link::secure>(&l->ws);
+  if (secure == nullptr) {
+    tcp_layer.expires_never(); // the websocket timeouts take over
+    return upgrade(gen);
+  }
+  // TLS first, within the connect timeout still running: the server's name goes out (SNI) and
+  // its certificate must name it.
+  auto& tls = secure->next_layer();
+  const auto& host = current().host;
+  // SSL_set_tlsext_host_name, spelt out: the macro's C cast breaks -Wold-style-cast.
+  if (SSL_ctrl(tls.native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+               const_cast<char*>(host.c_str()))
+      != 1)
+    return fail_link("TLS to " + current().host_header() + ": cannot set the server name");
+  tls.set_verify_callback(asio::ssl::host_name_verification(host));
+  tls.async_handshake(asio::ssl::stream_base::client, [this, gen, l](error_code ec) {
+    if (gen != gen_)
+      return;
+    if (ec)
+      return fail_link("TLS handshake with " + current().host_header() + " failed: "
+                       + ec.message());
+    l->tcp().expires_never();
+    upgrade(gen);
+  });
+}
+
+void connection::upgrade(uint64_t gen) {
+  auto l = link_;
   websocket::stream_base::timeout opts{};
   opts.handshake_timeout = connect_timeout_;
   opts.idle_timeout = idle_timeout_;
   opts.keep_alive_pings = true;
-  l->ws.set_option(opts);
-  l->ws.set_option(websocket::stream_base::decorator([this](websocket::request_type& req) {
-    req.set(beast::http::field::user_agent, "fencelock-client");
-    if (!bearer_token_.empty())
-      req.set(beast::http::field::authorization, "Bearer " + bearer_token_);
-  }));
-  l->ws.read_message_max(max_incoming);
-  l->ws.text(true);
-  l->ws.async_handshake(
-    l->upgrade_response, current().host_header(), current().target, [this, gen, l](error_code ec) {
-      if (gen != gen_)
-        return;
-      if (ec == websocket::error::upgrade_declined
-          && l->upgrade_response.result() == beast::http::status::unauthorized)
-        return fail_link("WebSocket upgrade at " + current().host_header() + current().target
-                         + " refused: 401 unauthenticated: "
-                         + (bearer_token_.empty() ? "the server wants a bearer token"
-                                                  : "the server refused the bearer token"));
-      if (ec)
-        return fail_link("WebSocket upgrade at " + current().host_header() + current().target
-                         + " failed: " + ec.message());
-      on_upgraded(gen);
-    });
+  l->visit([&](auto& ws) {
+    ws.set_option(opts);
+    ws.set_option(websocket::stream_base::decorator([this](websocket::request_type& req) {
+      req.set(beast::http::field::user_agent, "fencelock-client");
+      if (!bearer_token_.empty())
+        req.set(beast::http::field::authorization, "Bearer " + bearer_token_);
+    }));
+    ws.read_message_max(max_incoming);
+    ws.text(true);
+    ws.async_handshake(
+      l->upgrade_response, current().host_header(), current().target,
+      [this, gen, l](error_code ec) {
+        if (gen != gen_)
+          return;
+        if (ec == websocket::error::upgrade_declined
+            && l->upgrade_response.result() == beast::http::status::unauthorized)
+          return fail_link("WebSocket upgrade at " + current().host_header() + current().target
+                           + " refused: 401 unauthenticated: "
+                           + (bearer_token_.empty() ? "the server wants a bearer token"
+                                                    : "the server refused the bearer token"));
+        if (ec)
+          return fail_link("WebSocket upgrade at " + current().host_header() + current().target
+                           + " failed: " + ec.message());
+        on_upgraded(gen);
+      });
+  });
 }
 
 void connection::on_upgraded(uint64_t) {
@@ -214,7 +266,9 @@ void connection::on_upgraded(uint64_t) {
 void connection::do_read() {
   auto l = link_;
   auto gen = gen_;
-  l->ws.async_read(l->buffer, [this, gen, l](error_code ec, size_t) { on_read(gen, ec); });
+  l->visit([&](auto& ws) {
+    ws.async_read(l->buffer, [this, gen, l](error_code ec, size_t) { on_read(gen, ec); });
+  });
 }
 
 void connection::on_read(uint64_t gen, error_code ec) {
@@ -263,8 +317,10 @@ void connection::do_write() {
   writing_ = true;
   auto l = link_;
   auto gen = gen_;
-  l->ws.async_write(asio::buffer(out_.front()),
-                    [this, gen, l](error_code ec, size_t) { on_write(gen, ec); });
+  l->visit([&](auto& ws) {
+    ws.async_write(asio::buffer(out_.front()),
+                   [this, gen, l](error_code ec, size_t) { on_write(gen, ec); });
+  });
 }
 
 void connection::on_write(uint64_t gen, error_code ec) {
@@ -296,7 +352,7 @@ void connection::fail_link(const std::string& why) {
   server_idle_timeout_.reset();
   if (link_) {
     link_->spare = std::move(out_); // a write in flight still points into these
-    beast::get_lowest_layer(link_->ws).close();
+    link_->tcp().close();
     link_.reset();
   }
   resolver_.cancel();
@@ -361,7 +417,7 @@ void connection::shutdown(std::function<void()> done) {
     return;
   }
   if (!open) {
-    beast::get_lowest_layer(l->ws).close();
+    l->tcp().close();
     done();
     return;
   }
@@ -370,13 +426,15 @@ void connection::shutdown(std::function<void()> done) {
   auto timer = std::make_shared<asio::steady_timer>(ex_, close_limit);
   timer->async_wait([l](error_code ec) {
     if (!ec)
-      beast::get_lowest_layer(l->ws).close();
+      l->tcp().close();
   });
   // A write may be in flight: Beast allows one close alongside it, and orders the frames.
-  l->ws.async_close(websocket::close_code::normal, [l, timer, done = std::move(done)](error_code) {
-    timer->cancel();
-    beast::get_lowest_layer(l->ws).close();
-    done();
+  l->visit([&](auto& ws) {
+    ws.async_close(websocket::close_code::normal, [l, timer, done = std::move(done)](error_code) {
+      timer->cancel();
+      l->tcp().close();
+      done();
+    });
   });
 }
 

@@ -28,6 +28,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/json/object.hpp>
@@ -57,10 +58,11 @@ public:
   /// Prepares a connection to the first of `endpoints` (at least one; nothing connects yet).
   /// `connect_timeout` bounds TCP connect plus upgrade, per endpoint tried; `idle_timeout`
   /// closes a connection that hears nothing (pings go out after half of it). A non-empty
-  /// `bearer_token` goes out as the upgrade's Authorization header (docs/security.md).
+  /// `bearer_token` goes out as the upgrade's Authorization header (docs/security.md). `tls`
+  /// configures the endpoints that speak TLS (null when none does).
   connection(executor ex, std::vector<endpoint> endpoints,
              std::chrono::milliseconds connect_timeout, std::chrono::milliseconds idle_timeout,
-             std::string bearer_token, hooks h);
+             std::string bearer_token, std::shared_ptr<boost::asio::ssl::context> tls, hooks h);
 
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
@@ -112,6 +114,8 @@ private:
   void start_connect();
   void on_resolved(uint64_t gen, const std::vector<boost::asio::ip::tcp::endpoint>& addresses);
   void on_tcp_connected(uint64_t gen);
+  /// Sends the WebSocket upgrade on the connected (and, with TLS, verified) socket.
+  void upgrade(uint64_t gen);
   void on_upgraded(uint64_t gen);
   void do_read();
   void on_read(uint64_t gen, boost::system::error_code ec);
@@ -132,6 +136,7 @@ private:
   std::chrono::milliseconds connect_timeout_;
   std::chrono::milliseconds idle_timeout_;
   std::string bearer_token_;
+  std::shared_ptr<boost::asio::ssl::context> tls_;
   hooks hooks_;
   std::optional<std::chrono::milliseconds> server_idle_timeout_; // from this link's hello
 

@@ -12,6 +12,7 @@
 #include <random>
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
 
 #include "client/core_helpers.hpp"
 
@@ -72,6 +73,46 @@ std::vector<endpoint> check_options(client_options& opts) {
   return std::move(*eps);
 }
 
+namespace {
+
+/// Returns the TLS settings for the endpoints that speak TLS (null when none does): peers are
+/// verified against `opts.tls_ca_file` or the system's CAs, TLS 1.2 at least.
+std::shared_ptr<asio::ssl::context> make_tls(const client_options& opts,
+                                             const std::vector<endpoint>& endpoints) {
+  bool any = std::any_of(endpoints.begin(), endpoints.end(), [](const auto& e) { return e.tls; });
+  if (!any)
+    return nullptr;
+  auto tls = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
+  tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2
+                   | asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1
+                   | asio::ssl::context::no_tlsv1_1);
+  tls->set_verify_mode(asio::ssl::verify_peer);
+  boost::system::error_code ec;
+  if (opts.tls_ca_file.empty())
+    tls->set_default_verify_paths(ec);
+  else
+    tls->load_verify_file(opts.tls_ca_file, ec);
+  if (ec)
+    throw client_error("invalid_request", "tls_ca_file \"" + opts.tls_ca_file
+                                            + "\": cannot load CA certificates: " + ec.message());
+  if (opts.tls_cert_file.empty() != opts.tls_key_file.empty())
+    throw client_error("invalid_request",
+                       "tls_cert_file and tls_key_file: give both (a client certificate) or neither");
+  if (!opts.tls_cert_file.empty()) {
+    tls->use_certificate_chain_file(opts.tls_cert_file, ec);
+    if (ec)
+      throw client_error("invalid_request", "tls_cert_file \"" + opts.tls_cert_file
+                                              + "\": " + ec.message());
+    tls->use_private_key_file(opts.tls_key_file, asio::ssl::context::pem, ec);
+    if (ec)
+      throw client_error("invalid_request", "tls_key_file \"" + opts.tls_key_file
+                                              + "\": " + ec.message());
+  }
+  return tls;
+}
+
+} // namespace
+
 client_core::client_core(client_options opts)
   : opts_(std::move(opts)),
     endpoints_(check_options(opts_)),
@@ -86,7 +127,8 @@ client_core::client_core(client_options opts)
   // least 2 s) means the server or the path is gone.
   auto idle = std::max<milliseconds>(opts_.request_timeout, 2s);
   conn_ = std::make_unique<connection>(strand_, endpoints_, opts_.connect_timeout, idle,
-                                       opts_.bearer_token, std::move(hooks));
+                                       opts_.bearer_token, make_tls(opts_, endpoints_),
+                                       std::move(hooks));
   rt_->thread = std::thread{[rt = rt_] { rt->io.run(); }};
 }
 

@@ -34,12 +34,14 @@ std::string endpoint::host_header() const {
 std::optional<endpoint> parse_endpoint(std::string_view url, std::string& why) {
   auto scheme_end = url.find("://");
   if (scheme_end == std::string_view::npos) {
-    why = "expected http://host:port or ws://host:port";
+    why = "expected http://host:port or ws://host:port (https:// or wss:// for TLS)";
     return std::nullopt;
   }
   auto scheme = url.substr(0, scheme_end);
-  if (scheme != "http" && scheme != "ws") {
-    why = "scheme " + std::string{scheme} + " is not supported (use http:// or ws://)";
+  bool tls = scheme == "https" || scheme == "wss";
+  if (scheme != "http" && scheme != "ws" && !tls) {
+    why = "scheme " + std::string{scheme}
+          + " is not supported (use http://, ws://, or https://, wss:// for TLS)";
     return std::nullopt;
   }
   auto rest = url.substr(scheme_end + 3);
@@ -52,7 +54,8 @@ std::optional<endpoint> parse_endpoint(std::string_view url, std::string& why) {
   }
 
   endpoint ep;
-  std::string_view port = "80";
+  ep.tls = tls;
+  std::string_view port = tls ? "443" : "80";
   if (authority.starts_with('[')) {
     auto close = authority.find(']');
     if (close == std::string_view::npos) {

@@ -9,22 +9,24 @@
 
 namespace fencelock::detail {
 
-/// A WebSocket endpoint: host (without brackets), port, and the upgrade's request target.
+/// A WebSocket endpoint: host (without brackets), port, the upgrade's request target, and
+/// whether it speaks TLS (https://, wss://).
 struct endpoint {
   std::string host;
   std::string port;
   std::string target;
+  bool tls = false;
 
   /// Returns the Host header: "host:port", with brackets around an IPv6 address.
   std::string host_header() const;
 };
 
 /*
- * Parses `url`: "http://" or "ws://", a host name, an IPv4 address or a bracketed IPv6
- * address, an optional ":port" (default 80), and an optional path. The WebSocket path /v1/ws
- * is implied: an empty path or "/" becomes "/v1/ws", a path ending in /v1/ws is kept, any other
- * path is taken as a prefix (a proxy's) and gets /v1/ws appended. https and wss are refused
- * (no TLS in this client). Returns nothing and sets `why` when `url` is unusable.
+ * Parses `url`: "http://" or "ws://" (or "https://", "wss://": TLS), a host name, an IPv4
+ * address or a bracketed IPv6 address, an optional ":port" (default 80, 443 with TLS), and an
+ * optional path. The WebSocket path /v1/ws is implied: an empty path or "/" becomes "/v1/ws", a
+ * path ending in /v1/ws is kept, any other path is taken as a prefix (a proxy's) and gets
+ * /v1/ws appended. Returns nothing and sets `why` when `url` is unusable.
  */
 std::optional<endpoint> parse_endpoint(std::string_view url, std::string& why);
 

@@ -149,6 +149,9 @@ public:
 struct raw_values {
   std::string url;
   std::string auth_token_file;
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
   std::string output;
   std::string owner;
   std::string ttl;
@@ -186,6 +189,13 @@ struct command_line {
     value(s, "--auth-token-file", v.auth_token_file, "FILE",
           "A file whose first line is the bearer token of this client's principal, for a server "
           "with an auth-file (docs/security.md). Default: $FENCELOCK_AUTH_TOKEN, else none.");
+    value(s, "--ca-file", v.ca_file, "FILE",
+          "For https:// and wss://: the CA certificates (PEM) the server's certificate must "
+          "chain to. Default: the system's. The certificate must name the URL's host.");
+    value(s, "--cert-file", v.cert_file, "FILE",
+          "For a server that asks for a client certificate (mutual TLS): its PEM chain; with "
+          "--key-file.");
+    value(s, "--key-file", v.key_file, "FILE", "The private key (PEM) of --cert-file.");
   }
 
   void output(CLI::App* s) {
@@ -377,8 +387,8 @@ public:
       }
       std::string why;
       if (!detail::parse_endpoints(out.url, why))
-        return origin + ": " + why + " (expected http://host:port or ws://host:port, or "
-               + "several separated by commas)";
+        return origin + ": " + why + " (expected http://host:port or ws://host:port, https:// or "
+               + "wss:// for TLS, or several separated by commas)";
       out.bearer_token = ctx.env_auth_token;
       if (given(s_, "--auth-token-file")) {
         // A file rather than a flag: a flag's value shows in `ps` to every user.
@@ -392,6 +402,12 @@ public:
         if (out.bearer_token.empty())
           return "--auth-token-file: \"" + v_.auth_token_file + "\" has no token on its first line";
       }
+      out.tls_ca_file = v_.ca_file;
+      out.tls_cert_file = v_.cert_file;
+      out.tls_key_file = v_.key_file;
+      if (given(s_, "--cert-file") != given(s_, "--key-file"))
+        return std::string{given(s_, "--cert-file") ? "--cert-file" : "--key-file"}
+               + ": give --cert-file and --key-file together (a client certificate)";
       if (!printable(out.bearer_token))
         return std::string{given(s_, "--auth-token-file") ? "--auth-token-file"
                                                           : "FENCELOCK_AUTH_TOKEN"}

@@ -38,6 +38,11 @@ struct common_args {
   output_format output = output_format::json;
   /// The bearer token for a server with an auth-file (docs/security.md); "" = none.
   std::string bearer_token;
+  /// For https:// and wss://: the CA file (empty: the system's), and a client certificate and
+  /// key for mutual TLS (both or neither).
+  std::string tls_ca_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 /// The arguments of `fencelock run <name> [options] -- <command...>`.

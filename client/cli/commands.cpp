@@ -31,12 +31,24 @@ void unblock_stop_signals() {
 }
 
 client_options options_for(const common_args& a, const std::string& owner) {
-  client_options opts;
-  opts.url = a.url;
+  auto opts = client_options_of(a);
   opts.owner = owner;
-  opts.bearer_token = a.bearer_token;
   return opts;
 }
+
+} // namespace
+
+client_options client_options_of(const common_args& a) {
+  client_options opts;
+  opts.url = a.url;
+  opts.bearer_token = a.bearer_token;
+  opts.tls_ca_file = a.tls_ca_file;
+  opts.tls_cert_file = a.tls_cert_file;
+  opts.tls_key_file = a.tls_key_file;
+  return opts;
+}
+
+namespace {
 
 bool table(const common_args& a) {
   return a.output == output_format::table;

@@ -8,8 +8,13 @@
 // blocked and take them with sigwait, before the client's I/O thread inherits the mask.
 
 #include "client/cli/args.hpp"
+#include "fencelock/client.hpp"
 
 namespace fencelock::cli {
+
+/// Returns the options of a client for the common arguments `a`: the server, its bearer token
+/// and TLS files. Defined in commands.cpp.
+client_options client_options_of(const common_args& a);
 
 /// Runs `cmd`, any command but serve (which app/serve.cpp runs), and returns the exit code
 /// (docs/cli.md). Never throws.

@@ -254,10 +254,8 @@ int run_command(const run_args& a) {
   auto set = run_signals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
-  client_options opts;
-  opts.url = a.url;
+  auto opts = client_options_of(a);
   opts.owner = a.owner;
-  opts.bearer_token = a.bearer_token;
   std::optional<client> c;
   held_lease lease;
   try {

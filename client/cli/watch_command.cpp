@@ -24,9 +24,7 @@ int watch_command(const watch_args& a) {
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
-  client_options opts;
-  opts.url = a.url;
-  opts.bearer_token = a.bearer_token;
+  auto opts = client_options_of(a);
   bool table = a.output == output_format::table;
   watch_handlers h;
   h.on_snapshot = [table](const std::vector<lock_info>& locks) {

@@ -60,6 +60,14 @@ struct client_options {
   /// With a server that authenticates (docs/security.md): the bearer token of this client's
   /// principal, sent on every connection. Empty: none.
   std::string bearer_token;
+  /// For https:// and wss:// URLs: the CA certificates (PEM) that the server's certificate
+  /// must chain to; empty: the system's (/etc/ssl/certs). The server's certificate must name
+  /// the URL's host, always.
+  std::string tls_ca_file;
+  /// For a server that asks for a client certificate (mutual TLS): its PEM certificate chain
+  /// and private key; both or neither.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 /// Who holds a lock, as named by a lock_held error.

@@ -336,7 +336,7 @@ TEST_CASE("client_tries_the_next_endpoint_when_one_is_down", "[integration][clie
     CHECK(std::string{e.what()}.find(std::to_string(b)) != std::string::npos);
   }
   CHECK_THROWS_AS(client{options(url_of(a) + ",")}, client_error);
-  CHECK_THROWS_AS(client{options(url_of(a) + ",https://x:1")}, client_error);
+  CHECK_THROWS_AS(client{options(url_of(a) + ",ftp://x:1")}, client_error);
 }
 
 TEST_CASE("client_lease_moves_to_the_other_instance_when_one_dies",

@@ -67,7 +67,17 @@ TEST_CASE("client urls", "[client][wire]") {
   CHECK(ep->host == "::1");
   CHECK(ep->host_header() == "[::1]:7070");
 
-  for (auto bad : {"127.0.0.1:7070", "https://h:1", "wss://h:1", "http://:7070", "http://h:0",
+  ep = parse("https://locks.example.com"); // TLS, default port 443
+  REQUIRE(ep);
+  CHECK(ep->tls);
+  CHECK(ep->port == "443");
+  ep = parse("wss://h:8443/gw");
+  REQUIRE(ep);
+  CHECK(ep->tls);
+  CHECK(ep->target == "/gw/v1/ws");
+  CHECK_FALSE(parse("ws://h:1")->tls);
+
+  for (auto bad : {"127.0.0.1:7070", "ftp://h:1", "httpss://h:1", "http://:7070", "http://h:0",
                    "http://h:70000", "http://h:x", "http://::1:7070", "http://[::1", "",
                    "http://h:1/a?b"}) {
     std::string why;

@@ -1,0 +1,202 @@
+// The client and CLI over TLS (docs/security.md, docs/cli.md): https:// and wss:// through a TLS
+// proxy (Debian's haproxy) in front of the server, as docs/deployment.md describes. The test makes
+// its own CA, server and client certificates with the openssl CLI. The client verifies the
+// server's certificate against --ca-file and its name against the URL's host, and presents a
+// client certificate when the proxy asks for one.
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "support/child_process.hpp"
+#include "support/free_port.hpp"
+#include "support/http_client.hpp"
+#include "support/poll.hpp"
+#include "support/server_process.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace fencelock::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string find_program(std::initializer_list<const char*> paths) {
+  for (const char* path : paths)
+    if (::access(path, X_OK) == 0)
+      return path;
+  return {};
+}
+
+/// Runs `program args`, requiring exit 0.
+void run_ok(const std::string& program, const std::vector<std::string>& args) {
+  child_process p{program, args};
+  auto st = p.wait(60s);
+  INFO(p.diagnostics());
+  REQUIRE(st.has_value());
+  REQUIRE(st->exited);
+  REQUIRE(st->code == 0);
+}
+
+/// A CA, a server certificate for `localhost` only (no IP address), and a client certificate,
+/// all P-256, valid for a day; plus a second CA that signed none of them.
+struct certificates {
+  temp_dir dir{"fencelock-tls-"};
+  std::string openssl = find_program({"/usr/bin/openssl"});
+
+  std::string path(const std::string& name) const {
+    return (dir.path() / name).string();
+  }
+
+  void make_ca(const std::string& name) {
+    run_ok(openssl, {"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                     "-nodes", "-keyout", path(name + ".key"), "-out", path(name + ".pem"), "-days",
+                     "1", "-subj", "/CN=" + name});
+  }
+
+  void make_leaf(const std::string& name, const std::string& subject, const std::string& ext) {
+    run_ok(openssl,
+           {"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
+            path(name + ".key"), "-out", path(name + ".csr"), "-subj", subject});
+    std::ofstream{path(name + ".ext")} << ext << "\n";
+    run_ok(openssl, {"x509", "-req", "-in", path(name + ".csr"), "-CA", path("ca.pem"), "-CAkey",
+                     path("ca.key"), "-CAcreateserial", "-out", path(name + ".pem"), "-days", "1",
+                     "-extfile", path(name + ".ext")});
+  }
+
+  certificates() {
+    REQUIRE_FALSE(openssl.empty());
+    make_ca("ca");
+    make_ca("other-ca");
+    make_leaf("server", "/CN=localhost", "subjectAltName=DNS:localhost");
+    make_leaf("client", "/CN=billing", "extendedKeyUsage=clientAuth");
+    // haproxy takes the certificate and its key in one file.
+    std::ofstream bundle{path("server-bundle.pem")};
+    for (const auto* part : {"server.pem", "server.key"}) {
+      std::ifstream in{path(part)};
+      bundle << in.rdbuf();
+    }
+  }
+};
+
+/// haproxy terminating TLS in front of `backend`: `tls` asks for no client certificate, `mtls`
+/// requires one signed by the test CA.
+struct tls_proxy {
+  uint16_t tls = pick_free_port();
+  uint16_t mtls = pick_free_port();
+  std::unique_ptr<child_process> proc;
+
+  tls_proxy(const certificates& certs, uint16_t backend) {
+    auto haproxy = find_program({"/usr/sbin/haproxy", "/usr/bin/haproxy"});
+    REQUIRE_FALSE(haproxy.empty());
+    auto cfg = certs.path("haproxy.cfg");
+    std::ofstream{cfg} << "global\n  maxconn 256\n"
+                       << "defaults\n  mode http\n  timeout connect 2s\n  timeout client 30s\n"
+                       << "  timeout server 30s\n  timeout tunnel 1h\n"
+                       << "frontend tls\n  bind 127.0.0.1:" << tls << " ssl crt "
+                       << certs.path("server-bundle.pem") << "\n  default_backend fencelock\n"
+                       << "frontend mtls\n  bind 127.0.0.1:" << mtls << " ssl crt "
+                       << certs.path("server-bundle.pem") << " verify required ca-file "
+                       << certs.path("ca.pem") << "\n  default_backend fencelock\n"
+                       << "backend fencelock\n  server a 127.0.0.1:" << backend << "\n";
+    proc = std::make_unique<child_process>(haproxy, std::vector<std::string>{"-db", "-f", cfg});
+    // Up once it accepts on both ports (a TLS handshake is not needed to know that).
+    bool up = eventually(
+      [&] {
+        if (!proc->running())
+          return true;
+        http_client a{tls, http_options{1s, false}};
+        http_client b{mtls, http_options{1s, false}};
+        auto ra = a.try_request("GET", "/healthz");
+        auto rb = b.try_request("GET", "/healthz");
+        return ra.what.find("refused") == std::string::npos
+               && rb.what.find("refused") == std::string::npos;
+      },
+      20s, 50ms);
+    INFO(proc->diagnostics());
+    REQUIRE(up);
+    REQUIRE(proc->running());
+  }
+};
+
+} // namespace
+
+TEST_CASE("tls_the_cli_verifies_the_server_and_can_present_a_certificate",
+          "[integration][tls][cli]") {
+  certificates certs;
+  temp_dir data;
+  server_process server{data.str()};
+  tls_proxy proxy{certs, server.port()};
+  auto tls_url = "https://localhost:" + std::to_string(proxy.tls);
+  auto run = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"status", "jobs:tls", "-o", "json"});
+    child_process p{server_binary(), args};
+    auto st = p.wait(60s);
+    REQUIRE(st.has_value());
+    REQUIRE(st->exited);
+    eventually([&] { return p.output_closed(); }, 5s);
+    std::string out;
+    for (const auto& l : p.lines())
+      out += l + "\n";
+    for (const auto& l : p.stderr_lines())
+      out += l + "\n";
+    return std::pair{st->code, out};
+  };
+
+  SECTION("the server's certificate, from the CA given, naming the host: answered") {
+    auto [code, out] = run({"--url", tls_url, "--ca-file", certs.path("ca.pem")});
+    INFO(out);
+    CHECK(code == 0);
+    CHECK(out.find("\"name\":\"jobs:tls\"") != std::string::npos);
+    // wss:// is the same.
+    auto [wss, again] = run(
+      {"--url", "wss://localhost:" + std::to_string(proxy.tls), "--ca-file", certs.path("ca.pem")});
+    INFO(again);
+    CHECK(wss == 0);
+  }
+  SECTION("a certificate from a CA not trusted: refused") {
+    for (auto args :
+         {std::vector<std::string>{"--url", tls_url},
+          std::vector<std::string>{"--url", tls_url, "--ca-file", certs.path("other-ca.pem")}}) {
+      auto [code, out] = run(args);
+      INFO(out);
+      CHECK(code == 69);
+      CHECK(out.find("TLS handshake") != std::string::npos);
+      CHECK(out.find("certificate verify failed") != std::string::npos);
+    }
+  }
+  SECTION("a certificate that does not name the host: refused") {
+    // The certificate names localhost; the URL says 127.0.0.1.
+    auto [code, out] = run({"--url", "https://127.0.0.1:" + std::to_string(proxy.tls), "--ca-file",
+                            certs.path("ca.pem")});
+    INFO(out);
+    CHECK(code == 69);
+    CHECK(out.find("TLS handshake") != std::string::npos);
+  }
+  SECTION("mutual TLS: refused without a client certificate, answered with one") {
+    auto mtls_url = "https://localhost:" + std::to_string(proxy.mtls);
+    auto [without, refused] = run({"--url", mtls_url, "--ca-file", certs.path("ca.pem")});
+    INFO(refused);
+    CHECK(without == 69);
+    auto [with, answered] =
+      run({"--url", mtls_url, "--ca-file", certs.path("ca.pem"), "--cert-file",
+           certs.path("client.pem"), "--key-file", certs.path("client.key")});
+    INFO(answered);
+    CHECK(with == 0);
+  }
+  SECTION("plain HTTP to the TLS port is refused, TLS to a plain port too") {
+    // Each is a refused handshake, answered at once; run() bounds each at 60 s all the same.
+    auto [plain, out] = run({"--url", "http://localhost:" + std::to_string(proxy.tls)});
+    INFO(out);
+    CHECK(plain == 69);
+    auto [tls_to_plain, out2] = run({"--url", "https://localhost:" + std::to_string(server.port()),
+                                     "--ca-file", certs.path("ca.pem")});
+    INFO(out2);
+    CHECK(tls_to_plain == 69);
+    CHECK(out2.find("TLS handshake") != std::string::npos);
+  }
+}
