@@ -306,7 +306,11 @@ TEST_CASE("client_reports_an_unreachable_server", "[integration][client]") {
   } catch (const client_error& e) {
     CHECK(e.code() == "connection_failed");
   }
-  CHECK_THROWS_AS(client{options("https://127.0.0.1:1")}, client_error);
+  CHECK_THROWS_AS(client{options("ftp://127.0.0.1:1")}, client_error);
+  // A CA file that cannot be read is refused at once, not at the first connection.
+  auto tls = options("https://127.0.0.1:1");
+  tls.tls_ca_file = "/nonexistent/ca.pem";
+  CHECK_THROWS_AS(client{tls}, client_error);
 }
 
 TEST_CASE("client_tries_the_next_endpoint_when_one_is_down", "[integration][client]") {
