@@ -3,7 +3,6 @@
 #include <chrono>
 #include <string>
 
-#include "actors/caf_workarounds.hpp"
 #include "fencelock/errc.hpp"
 
 namespace fencelock {
@@ -26,19 +25,56 @@ caf::error normalize(caf::error err, const running_flag& running) {
   return caf::make_error(errc::unavailable, "internal: " + to_string(err));
 }
 
+/// Answers every call past its deadline, and looks again in a second while any is open.
+void sweep(bridge_actor_ptr self) {
+  auto& st = self->state;
+  st.sweep_armed = false;
+  auto now = self->clock().now();
+  auto& open = st.deadlines;
+  for (auto i = open.begin(); i != open.end() && i->first <= now; i = open.erase(i)) {
+    auto& call = *i->second;
+    if (!std::exchange(call.answered, true))
+      call.fail(caf::make_error(caf::sec::request_timeout));
+  }
+  // Answered calls leave their entries until their deadline; drop them from the front.
+  while (!open.empty() && open.begin()->second->answered)
+    open.erase(open.begin());
+  if (!open.empty()) {
+    st.sweep_armed = true;
+    self->delayed_send(self, std::chrono::seconds{1}, sweep_atom_v);
+  }
+}
+
+/// Sends `xs` to the registry and runs `cb` with the answer, or with an error once `timeout`
+/// passed without one (the sweep). The request itself has no CAF timeout (see bridge_state).
 template <class T, caf::message_priority Priority = caf::message_priority::normal, class... Ts>
-void forward(caf::event_based_actor* self, const registry_actor& registry, caf::timespan timeout,
+void forward(bridge_actor_ptr self, const registry_actor& registry, caf::timespan timeout,
              const running_flag& running, reply_to<T> cb, Ts&&... xs) {
-  self->request<Priority>(registry, priority_timeout(timeout), std::forward<Ts>(xs)...)
-    .then([cb](T& x) { cb.fn(std::move(x)); },
-          [cb, running](caf::error& err) { cb.fn(normalize(std::move(err), running)); });
+  auto call = std::make_shared<open_call>();
+  call->fail = [cb, running](caf::error err) { cb.fn(normalize(std::move(err), running)); };
+  self->request<Priority>(registry, caf::infinite, std::forward<Ts>(xs)...)
+    .then(
+      [cb, call](T& x) {
+        if (!std::exchange(call->answered, true))
+          cb.fn(std::move(x));
+      },
+      [call](caf::error& err) {
+        if (!std::exchange(call->answered, true))
+          call->fail(std::move(err));
+      });
+  auto& st = self->state;
+  st.deadlines.emplace(self->clock().now() + timeout, std::move(call));
+  if (!st.sweep_armed) {
+    st.sweep_armed = true;
+    self->delayed_send(self, std::chrono::seconds{1}, sweep_atom_v);
+  }
 }
 
 } // namespace
 
-caf::behavior bridge_impl(caf::event_based_actor* self, registry_actor registry,
-                          running_flag running) {
+caf::behavior bridge_impl(bridge_actor_ptr self, registry_actor registry, running_flag running) {
   return {
+    [=](sweep_atom) { sweep(self); },
     [=](acquire_atom, acquire_request& req, reply_to<lease>& cb) {
       auto timeout = std::chrono::milliseconds{req.wait_ms} + call_timeout;
       forward(self, registry, timeout, running, std::move(cb), acquire_atom_v, std::move(req));

@@ -5,11 +5,14 @@
 // the bridge's worker thread.
 
 #include <atomic>
+#include <functional>
+#include <map>
 #include <memory>
 
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/behavior.hpp>
 #include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
 
 #include "fencelock/interfaces.hpp"
 #include "fencelock/service.hpp"
@@ -22,10 +25,27 @@ struct reply_to {
   callback<T> fn;
 };
 
+/// A call the bridge forwarded and that is not answered yet.
+struct open_call {
+  bool answered = false;
+  /// Answers the caller with an error; runs at most once, and only while unanswered.
+  std::function<void(caf::error)> fail;
+};
+
+/// The bridge's calls by deadline. One look a second answers the overdue ones: no CAF request
+/// timeout per call, each of which would cost a hand-off to CAF's clock thread when set and
+/// another when it fires, 30 s later, answered or not (CAF 0.17 never cancels them).
+struct bridge_state {
+  std::multimap<caf::actor_clock::time_point, std::shared_ptr<open_call>> deadlines;
+  bool sweep_armed = false;
+};
+
+using bridge_actor_ptr = caf::stateful_actor<bridge_state>*;
+
 /// Forwards each call to `registry` and runs its callback with the answer. Errors other than
-/// fencelock codes (an actor gone, a timeout) reach callbacks as `unavailable`, or as
-/// `shutting_down` once `running` is false.
-caf::behavior bridge_impl(caf::event_based_actor* self, registry_actor registry,
+/// fencelock codes (an actor gone, a call past its deadline) reach callbacks as `unavailable`,
+/// or as `shutting_down` once `running` is false.
+caf::behavior bridge_impl(bridge_actor_ptr self, registry_actor registry,
                           std::shared_ptr<std::atomic<bool>> running);
 
 } // namespace fencelock

@@ -44,6 +44,8 @@ FENCELOCK_ATOM(arm, "flarm");
 FENCELOCK_ATOM(disarm, "fldisarm");
 FENCELOCK_ATOM(tick, "fltick");
 FENCELOCK_ATOM(heartbeat, "flheartbt");
+/// The bridge's once-a-second look for calls past their deadline.
+FENCELOCK_ATOM(sweep, "flsweep");
 
 // Internal: fence issuer.
 FENCELOCK_ATOM(next_token, "flnexttok");
