@@ -7,9 +7,6 @@
 #include <fstream>
 #include <sstream>
 
-#include <boost/json/object.hpp>
-
-#include "common/log.hpp"
 #include "fencelock/errc.hpp"
 #include "fencelock/owner.hpp"
 #include "fencelock/validate.hpp"
@@ -304,21 +301,6 @@ caf::error authorize_admin(const principal& who) {
     return caf::none;
   return caf::make_error(errc::forbidden,
                          "principal " + who.name + " is not an admin of every lock (admin:*)");
-}
-
-void log_denied(const caf::error& err, std::string_view request_id, std::string_view principal,
-                std::string_view peer) {
-  if (!log_enabled(log_level::info))
-    return;
-  errc code = errc::unavailable;
-  as_errc(err, code);
-  boost::json::object fields{{"request_id", request_id},
-                             {"outcome", to_string(code)},
-                             {"peer", peer},
-                             {"message", error_message(err)}};
-  if (!principal.empty())
-    fields["principal"] = principal;
-  log_event(log_level::info, "access_denied", fields);
 }
 
 caf::error unauthenticated_error() {

@@ -134,9 +134,4 @@ caf::error authorize_admin(const principal& who);
 /// The error of a request without valid credentials.
 caf::error unauthenticated_error();
 
-/// Logs a request refused for `err` (unauthenticated or forbidden) as an access_denied event:
-/// the audit trail of what was refused, to whom (`principal`, "" when unknown) and from where.
-void log_denied(const caf::error& err, std::string_view request_id, std::string_view principal,
-                std::string_view peer);
-
 } // namespace fencelock::net

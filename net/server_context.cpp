@@ -1,5 +1,9 @@
 #include "net/server_context.hpp"
 
+#include <boost/json/object.hpp>
+
+#include "common/log.hpp"
+#include "fencelock/errc.hpp"
 #include "net/ws_session.hpp"
 
 namespace fencelock::net {
@@ -32,6 +36,21 @@ std::vector<std::shared_ptr<ws_session>> server_context::stop_ws() {
     if (auto session = weak.lock())
       out.push_back(std::move(session));
   return out;
+}
+
+void log_denied(const caf::error& err, std::string_view request_id, std::string_view principal,
+                std::string_view peer) {
+  if (!log_enabled(log_level::info))
+    return;
+  errc code = errc::unavailable;
+  as_errc(err, code);
+  boost::json::object fields{{"request_id", request_id},
+                             {"outcome", to_string(code)},
+                             {"peer", peer},
+                             {"message", error_message(err)}};
+  if (!principal.empty())
+    fields["principal"] = principal;
+  log_event(log_level::info, "access_denied", fields);
 }
 
 } // namespace fencelock::net

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -22,6 +23,11 @@
 namespace fencelock::net {
 
 class ws_session;
+
+/// Logs a request refused for `err` (unauthenticated or forbidden) as an access_denied event:
+/// the audit trail of what was refused, to whom (`principal`, "" when unknown) and from where.
+void log_denied(const caf::error& err, std::string_view request_id, std::string_view principal,
+                std::string_view peer);
 
 /// What the server shares with its sessions. Sessions hold it, so the io_context outlives every
 /// session, including one that a late service callback still owns after the server stopped.
