@@ -2,8 +2,6 @@
 
 namespace fencelock {
 
-namespace {
-
 int hex_value(char c) noexcept {
   if (c >= '0' && c <= '9')
     return c - '0';
@@ -13,6 +11,8 @@ int hex_value(char c) noexcept {
     return c - 'A' + 10;
   return -1;
 }
+
+namespace {
 
 } // namespace
 

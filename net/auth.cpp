@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/percent_decode.hpp"
 #include "fencelock/errc.hpp"
 #include "fencelock/owner.hpp"
 #include "fencelock/validate.hpp"
@@ -14,16 +15,6 @@
 namespace fencelock::net {
 
 namespace {
-
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
 
 bool parse_hash(std::string_view text, token_hash& out) noexcept {
   if (text.size() != out.size() * 2)

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "integration/checks.hpp"
 #include "support/child_process.hpp"
 #include "support/http_client.hpp"
 #include "support/lock_api.hpp"
@@ -255,17 +256,7 @@ TEST_CASE("auth_the_cli_sends_the_token_of_its_file_or_environment", "[integrati
   auto url = "http://127.0.0.1:" + std::to_string(s.server->port());
   auto run = [&](std::vector<std::string> args, std::vector<std::string> env = {}) {
     args.insert(args.end(), {"--url", url, "-o", "json"});
-    child_process p{server_binary(), args, env};
-    auto st = p.wait(60s);
-    REQUIRE(st.has_value());
-    REQUIRE(st->exited);
-    eventually([&] { return p.output_closed(); }, 5s);
-    std::string out;
-    for (const auto& l : p.lines())
-      out += l + "\n";
-    for (const auto& l : p.stderr_lines())
-      out += l + "\n";
-    return std::pair{st->code, out};
+    return run_fencelock(args, env);
   };
   auto [granted, out] =
     run({"acquire", "billing:cli", "-O", "w1", "--auth-token-file", token_file.string()});

@@ -5,7 +5,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "support/child_process.hpp"
 #include "support/lock_api.hpp"
+#include "support/poll.hpp"
+#include "support/server_process.hpp"
 
 namespace fencelock::test {
 
@@ -16,6 +23,24 @@ inline lease_view require_lease(const http_response& res) {
   auto lease = lease_view::from(res);
   REQUIRE(lease.has_value());
   return *lease;
+}
+
+/// Runs the fencelock binary with `args` (and `env`) to its end, within a minute; returns its
+/// exit code and what it printed, stdout then stderr.
+inline std::pair<int, std::string> run_fencelock(const std::vector<std::string>& args,
+                                                 const std::vector<std::string>& env = {}) {
+  child_process p{server_binary(), args, env};
+  auto st = p.wait(std::chrono::seconds{60});
+  INFO(p.diagnostics());
+  REQUIRE(st.has_value());
+  REQUIRE(st->exited);
+  eventually([&] { return p.output_closed(); }, std::chrono::seconds{5});
+  std::string out;
+  for (const auto& l : p.lines())
+    out += l + "\n";
+  for (const auto& l : p.stderr_lines())
+    out += l + "\n";
+  return {st->code, out};
 }
 
 } // namespace fencelock::test

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "integration/checks.hpp"
 #include "support/child_process.hpp"
 #include "support/free_port.hpp"
 #include "support/http_client.hpp"
@@ -134,17 +135,7 @@ TEST_CASE("tls_the_cli_verifies_the_server_and_can_present_a_certificate",
   auto tls_url = "https://localhost:" + std::to_string(proxy.tls);
   auto run = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {"status", "jobs:tls", "-o", "json"});
-    child_process p{server_binary(), args};
-    auto st = p.wait(60s);
-    REQUIRE(st.has_value());
-    REQUIRE(st->exited);
-    eventually([&] { return p.output_closed(); }, 5s);
-    std::string out;
-    for (const auto& l : p.lines())
-      out += l + "\n";
-    for (const auto& l : p.stderr_lines())
-      out += l + "\n";
-    return std::pair{st->code, out};
+    return run_fencelock(args);
   };
 
   SECTION("the server's certificate, from the CA given, naming the host: answered") {
