@@ -12,9 +12,7 @@ int hex_value(char c) noexcept {
   return -1;
 }
 
-namespace {
-
-} // namespace
+namespace {} // namespace
 
 /// Decodes %XX escapes of `in` into `out` (and '+' into ' ' when `plus_is_space`, as in query
 /// strings); returns false on a malformed escape.
