@@ -97,8 +97,11 @@ void flood(uint16_t port, int worker, const std::atomic<bool>& stop, flood_count
 TEST_CASE("overload_sheds_acquires_and_never_costs_a_renewing_holder_its_lease",
           "[integration][overload]") {
   temp_dir dir;
+  // Acquires are shed from 8 requests in progress: under ASan the front end is the slowest part
+  // (CAF is not instrumented), so the flood rarely piled 32 requests up behind it (37 of ~4,500
+  // acquires shed in a good run, none in a CI run) and the test proved nothing about shedding.
   server_process server{dir.str(),
-                        {"--shed-acquires-at", "32", "--shed-reads-at", "64", "--max-in-flight",
+                        {"--shed-acquires-at", "8", "--shed-reads-at", "64", "--max-in-flight",
                          "4096", "--max-waiters-per-lock", "50", "--ws-max-pending", "1024",
                          "--log-level", "warn"}};
   http_client http{server.port()};
