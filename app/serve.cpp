@@ -3,12 +3,13 @@
 //   load config (flags > FENCELOCK_* env > file > defaults)  bad flag -> 64, bad config -> 78
 //   -> logger "fencelock" (JSON lines on stdout)
 //   -> auth file (auth-file)                                    unreadable / invalid -> 78
+//   -> TLS certificate and key (tls-cert, tls-key, tls-client-ca) unusable            -> 78
 //   -> actor_system -> service::start()                         store failed       -> 69
 //                   -> http_server::start()                     listener failed    -> 71
 //   -> one "listening" line with the bound port (info level)
 //   -> once service::ready() (the store answers): READY=1 to $NOTIFY_SOCKET (app/systemd_notify)
 //   -> sigwait(SIGINT | SIGTERM | SIGHUP)
-//        SIGHUP: reload the auth file (a bad one keeps the old), wait again
+//        SIGHUP: reload the auth file and the TLS files (bad ones keep the old), wait again
 //      -> STOPPING=1 -> http stop (drain) -> service stop -> "stopped"
 //                                                                                   -> exit 0
 //
@@ -41,6 +42,7 @@
 #include "app/systemd_notify.hpp"
 #include "net/auth.hpp"
 #include "net/http_server.hpp"
+#include "net/tls.hpp"
 
 namespace fencelock::app {
 
@@ -91,16 +93,23 @@ int start_failed(spdlog::logger& log, std::string_view component, std::string_vi
 
 /// Reloads the auth file (SIGHUP); a file that cannot be read or parsed leaves the one in force.
 void reload_auth(spdlog::logger& log, net::authenticator& auth) {
-  if (!auth.enabled()) {
-    log.info(log_line(log_level::info, "reload_skipped", {{"reason", "no auth-file is set"}}));
-    return;
-  }
   if (auto err = auth.reload()) {
     log.warn(log_line(log_level::warn, "auth_reload_failed",
                       {{"message", error_message(err)}, {"kept_principals", auth.size()}}));
     return;
   }
   log.info(log_line(log_level::info, "auth_reloaded", {{"principals", auth.size()}}));
+}
+
+/// Reloads the listener's certificate and key (SIGHUP): new connections use them, open ones
+/// keep theirs. Files that cannot be used leave the ones in force.
+void reload_tls(spdlog::logger& log, net::tls_credentials& tls) {
+  if (auto err = tls.reload()) {
+    log.warn(log_line(log_level::warn, "tls_reload_failed",
+                      {{"message", error_message(err)}, {"kept", "the certificate in force"}}));
+    return;
+  }
+  log.info(log_line(log_level::info, "tls_reloaded", {}));
 }
 
 /// Returns whether `host` is a loopback address, reachable from this machine only.
@@ -186,6 +195,11 @@ int serve(const std::vector<std::string>& args) {
               << '\n';
     return exit_serve_config;
   }
+  auto tls = net::tls_credentials::open(cfg); // the error names tls-cert, tls-key or tls-client-ca
+  if (!tls) {
+    std::cerr << "fencelock serve: config error: " << error_message(tls.error()) << '\n';
+    return exit_serve_config;
+  }
 
   caf::actor_system_config sys_cfg;
   apply_actor_settings(sys_cfg, cfg.actor_threads); // before the actor_system exists
@@ -198,7 +212,7 @@ int serve(const std::vector<std::string>& args) {
     return start_failed(*log, "service", as_errc(err, code) ? to_string(code) : "start_failed",
                         "cannot open the store", err, exit_serve_store);
   }
-  net::http_server http{svc, cfg, *auth};
+  net::http_server http{svc, cfg, *auth, *tls};
   if (auto err = http.start()) {
     svc.stop();
     return start_failed(*log, "http", "listen_failed", "cannot start the listener", err,
@@ -207,6 +221,7 @@ int serve(const std::vector<std::string>& args) {
   log->info(log_line(log_level::info, "listening",
                      {{"host", cfg.host},
                       {"port", http.port()},
+                      {"tls", *tls != nullptr},
                       {"store", redis::redacted_text(cfg.store)},
                       {"data_dir", cfg.data_dir}}));
 
@@ -218,12 +233,25 @@ int serve(const std::vector<std::string>& args) {
                         {"message", "anyone who reaches this port may take or release any "
                                     "lock; set auth-file (docs/security.md)"}}));
   }
+  if ((*auth)->enabled() && !*tls && !is_loopback(cfg.host))
+    log->info(log_line(log_level::info, "no_tls",
+                       {{"host", cfg.host},
+                        {"message", "bearer tokens cross the network in clear unless a TLS "
+                                    "proxy is in front; set tls-cert and tls-key"}}));
 
   // The stop signals were blocked in main() before any thread existed, so every thread
   // inherited the mask and only this thread's sigwait() sees them.
   auto signals = stop_signals();
   sigaddset(&signals, SIGHUP);
-  auto on_hangup = [&] { reload_auth(*log, **auth); };
+  auto on_hangup = [&] {
+    if ((*auth)->enabled())
+      reload_auth(*log, **auth);
+    if (*tls)
+      reload_tls(*log, **tls);
+    if (!(*auth)->enabled() && !*tls)
+      log->info(log_line(log_level::info, "reload_skipped",
+                         {{"reason", "neither auth-file nor tls-cert is set"}}));
+  };
   int sig = await_ready(svc, cfg, http.port(), signals, on_hangup);
   while (sig == 0 || sig == SIGHUP) {
     if (sig == SIGHUP)

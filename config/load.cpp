@@ -176,6 +176,20 @@ const setting settings[] = {
   {.key = "open-metrics",
    .field = &config::open_metrics,
    .help = "With auth-file: GET /metrics answers without a token; false requires an admin."},
+  {.key = "tls-cert",
+   .field = &config::tls_cert,
+   .arg = "path",
+   .help = "PEM certificate chain: the listener then speaks TLS 1.2+ only, HTTP and WebSocket "
+           "(docs/security.md); reloaded on SIGHUP. Needs tls-key."},
+  {.key = "tls-key",
+   .field = &config::tls_key,
+   .arg = "path",
+   .help = "PEM private key of tls-cert."},
+  {.key = "tls-client-ca",
+   .field = &config::tls_client_ca,
+   .arg = "path",
+   .help = "PEM CA certificates: every client must present a certificate they signed (mutual "
+           "TLS); its subject CN can name a principal of auth-file. Needs tls-cert."},
   {.key = "dashboard",
    .field = &config::dashboard,
    .help = "Serves the live lock dashboard at / (a read-only page over /v1/ws; "
@@ -774,6 +788,11 @@ caf::error validate(const fencelock::config& cfg) {
     return config_error("shed-reads-at: must not exceed max-in-flight (got "
                         + std::to_string(cfg.shed_reads_at) + " > "
                         + std::to_string(cfg.max_in_flight) + ")");
+  if (cfg.tls_cert.empty() != cfg.tls_key.empty())
+    return config_error(cfg.tls_cert.empty() ? "tls-cert: must be set with tls-key"
+                                             : "tls-key: must be set with tls-cert");
+  if (!cfg.tls_client_ca.empty() && cfg.tls_cert.empty())
+    return config_error("tls-client-ca: needs tls-cert and tls-key (mutual TLS is TLS)");
   return caf::none;
 }
 

@@ -133,13 +133,18 @@ caf::expected<auth_table> auth_table::parse(std::string_view text) {
     if (words.empty())
       continue;
     if (words.size() < 3)
-      return line_error(line_no, "expected: <principal> <sha256 of its token> <level:prefix>...");
+      return line_error(line_no, "expected: <principal> <sha256 of its token, or cert> "
+                                 "<level:prefix>...");
     entry e;
     if (!valid_principal_name(words[0]))
       return line_error(line_no, "the principal's name must be 1..64 characters of [A-Za-z0-9._-]");
     e.who.name = std::string{words[0]};
-    if (!parse_hash(words[1], e.hash))
-      return line_error(line_no, "the token's hash must be 64 hex digits (SHA-256)");
+    if (words[1] != "cert") {
+      e.hash.emplace();
+      if (!parse_hash(words[1], *e.hash))
+        return line_error(line_no, "the token's hash must be 64 hex digits (SHA-256), or cert for "
+                                   "a client certificate whose subject CN is the name");
+    }
     for (std::size_t i = 2; i < words.size(); ++i) {
       std::pair<access, std::string> grant;
       if (!parse_grant(words[i], grant))
@@ -151,7 +156,7 @@ caf::expected<auth_table> auth_table::parse(std::string_view text) {
     for (const auto& other : result.entries_) {
       if (other.who.name == e.who.name)
         return line_error(line_no, "principal " + e.who.name + " is named twice");
-      if (other.hash == e.hash)
+      if (other.hash && other.hash == e.hash)
         return line_error(line_no,
                           "the same token is given to " + other.who.name + " and " + e.who.name);
     }
@@ -176,11 +181,18 @@ const principal* auth_table::find(const token_hash& hash) const noexcept {
   const principal* found = nullptr;
   for (const auto& e : entries_) {
     // Every entry is compared in full, whether or not one matched already.
-    bool same = CRYPTO_memcmp(e.hash.data(), hash.data(), hash.size()) == 0;
+    bool same = e.hash && CRYPTO_memcmp(e.hash->data(), hash.data(), hash.size()) == 0;
     if (same)
       found = &e.who;
   }
   return found;
+}
+
+const principal* auth_table::find_certified(std::string_view name) const noexcept {
+  for (const auto& e : entries_)
+    if (!e.hash && e.who.name == name)
+      return &e.who;
+  return nullptr;
 }
 
 caf::expected<std::shared_ptr<authenticator>> authenticator::open(std::string path) {
@@ -215,6 +227,27 @@ std::shared_ptr<const principal> authenticator::find(const token_hash& hash) con
   if (who == nullptr)
     return nullptr;
   return std::shared_ptr<const principal>{table, who};
+}
+
+std::shared_ptr<const principal> authenticator::find_certified(std::string_view name) const {
+  std::shared_ptr<const auth_table> table;
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    table = table_;
+  }
+  const auto* who = table ? table->find_certified(name) : nullptr;
+  if (who == nullptr)
+    return nullptr;
+  return std::shared_ptr<const principal>{table, who};
+}
+
+std::shared_ptr<const principal> authenticator::identify(std::string_view token,
+                                                         std::string_view certificate_name) const {
+  if (!token.empty())
+    return find(hash_token(token));
+  if (!certificate_name.empty())
+    return find_certified(certificate_name);
+  return nullptr;
 }
 
 std::size_t authenticator::size() const {
@@ -295,8 +328,9 @@ caf::error authorize_admin(const principal& who) {
 }
 
 caf::error unauthenticated_error() {
-  return caf::make_error(errc::unauthenticated,
-                         std::string{"a valid bearer token is required (docs/security.md)"});
+  return caf::make_error(
+    errc::unauthenticated,
+    std::string{"a valid bearer token or client certificate is required (docs/security.md)"});
 }
 
 } // namespace fencelock::net

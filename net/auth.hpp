@@ -1,7 +1,8 @@
 #pragma once
 
 // Who is asking, and what they may do (docs/security.md). An auth file names the principals:
-// for each, the SHA-256 of its bearer token and its permissions per lock-name prefix. The
+// for each, the SHA-256 of its bearer token (or `cert`: a client certificate with its name as
+// subject CN, over mutual TLS) and its permissions per lock-name prefix. The
 // front ends authenticate every HTTP request and every WebSocket frame against the file in
 // force, which SIGHUP reloads, and authorize each operation before it reaches the service.
 // Without an auth file nothing is checked, as before.
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -70,6 +72,10 @@ public:
   /// constant time, so that the time taken tells nothing about which bytes matched.
   const principal* find(const token_hash& hash) const noexcept;
 
+  /// Returns the principal named `name` that authenticates with a client certificate (its line
+  /// says `cert`), or null.
+  const principal* find_certified(std::string_view name) const noexcept;
+
   /// Returns the number of principals.
   std::size_t size() const noexcept {
     return entries_.size();
@@ -77,7 +83,8 @@ public:
 
 private:
   struct entry {
-    token_hash hash;
+    /// The token's hash; none for a principal that authenticates with a client certificate.
+    std::optional<token_hash> hash;
     principal who;
   };
   std::vector<entry> entries_;
@@ -100,6 +107,15 @@ public:
   /// Returns the principal with the token whose hash is `hash` in the table in force, or
   /// null. The pointer keeps that table alive: a reload meanwhile does not invalidate it.
   std::shared_ptr<const principal> find(const token_hash& hash) const;
+
+  /// Returns the certificate principal named `name` in the table in force, or null.
+  std::shared_ptr<const principal> find_certified(std::string_view name) const;
+
+  /// Returns who a request is from: the principal of its bearer `token` when it carries one (a
+  /// wrong token is not made up for by a certificate), else the principal named by the subject
+  /// CN of the connection's verified client certificate, else null.
+  std::shared_ptr<const principal> identify(std::string_view token,
+                                            std::string_view certificate_name) const;
 
   /// Returns the number of principals in force.
   std::size_t size() const;

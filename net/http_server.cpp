@@ -58,8 +58,9 @@ std::string address_text(const std::string& host, uint16_t port) {
 } // namespace
 
 struct http_server::impl {
-  impl(service& svc, const config& cfg, std::shared_ptr<authenticator> auth)
-    : ctx(std::make_shared<server_context>(svc, cfg, std::move(auth))),
+  impl(service& svc, const config& cfg, std::shared_ptr<authenticator> auth,
+       std::shared_ptr<tls_credentials> tls)
+    : ctx(std::make_shared<server_context>(svc, cfg, std::move(auth), std::move(tls))),
       acceptor(asio::make_strand(ctx->ioc())), retry_timer(acceptor.get_executor()),
       lag_timer(asio::make_strand(ctx->ioc())) {
   }
@@ -318,8 +319,9 @@ void http_server::impl::stop() {
   threads.clear();
 }
 
-http_server::http_server(service& svc, const config& cfg, std::shared_ptr<authenticator> auth)
-  : impl_(std::make_unique<impl>(svc, cfg, std::move(auth))) {
+http_server::http_server(service& svc, const config& cfg, std::shared_ptr<authenticator> auth,
+                         std::shared_ptr<tls_credentials> tls)
+  : impl_(std::make_unique<impl>(svc, cfg, std::move(auth), std::move(tls))) {
 }
 
 http_server::~http_server() {

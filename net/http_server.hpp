@@ -12,14 +12,17 @@
 #include "fencelock/config.hpp"
 #include "fencelock/service.hpp"
 #include "net/auth.hpp"
+#include "net/tls.hpp"
 
 namespace fencelock::net {
 
 class http_server {
 public:
   /// Prepares a server for `svc` with the network settings of `cfg`; `svc` must outlive it.
-  /// `auth` authenticates requests when it is enabled (null: no authentication).
-  http_server(service& svc, const config& cfg, std::shared_ptr<authenticator> auth = nullptr);
+  /// `auth` authenticates requests when it is enabled (null: no authentication); with `tls`
+  /// every connection speaks TLS (null: plain HTTP).
+  http_server(service& svc, const config& cfg, std::shared_ptr<authenticator> auth = nullptr,
+              std::shared_ptr<tls_credentials> tls = nullptr);
 
   /// Stops the server if it still runs.
   ~http_server();

@@ -9,6 +9,7 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/bind_handler.hpp>
+#include <boost/beast/core/detect_ssl.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
@@ -80,10 +81,11 @@ bool is_quiet(const beast::error_code& ec) {
 } // namespace
 
 http_session::http_session(asio::ip::tcp::socket&& socket, std::shared_ptr<server_context> ctx)
-  : ctx_(std::move(ctx)), stream_(std::move(socket)), rate_(ctx_->cfg().max_request_rate) {
+  : ctx_(std::move(ctx)), strand_(socket.get_executor()), stream_(std::move(socket)),
+    rate_(ctx_->cfg().max_request_rate) {
   ctx_->count_http_session(1);
   error_code ec;
-  auto peer = stream_.socket().remote_endpoint(ec);
+  auto peer = stream_.next_layer().socket().remote_endpoint(ec);
   if (!ec)
     peer_ = peer.address().to_string(ec) + ":" + std::to_string(peer.port());
 }
@@ -94,23 +96,72 @@ http_session::~http_session() {
 
 void http_session::run() {
   // The socket's executor is the session's strand: start there.
-  asio::dispatch(stream_.get_executor(),
-                 beast::bind_front_handler(&http_session::do_read_header, shared_from_this()));
+  asio::dispatch(strand_, beast::bind_front_handler(&http_session::start, shared_from_this()));
+}
+
+void http_session::start() {
+  if (ctx_->tls())
+    return do_detect_tls();
+  do_read_header();
 }
 
 void http_session::close() {
-  asio::post(stream_.get_executor(),
-             beast::bind_front_handler(&http_session::close_now, shared_from_this()));
+  asio::post(strand_, beast::bind_front_handler(&http_session::close_now, shared_from_this()));
 }
 
 void http_session::drain() {
-  asio::post(stream_.get_executor(), [self = shared_from_this()] {
+  asio::post(strand_, [self = shared_from_this()] {
     self->draining_ = true;
     self->keep_alive_ = false;
     // Nothing was acknowledged to a client that is still sending (or has not begun) a request.
     if (self->phase_ == phase::reading)
       self->close_now();
   });
+}
+
+// --- TLS ---------------------------------------------------------------------------------------
+
+void http_session::do_detect_tls() {
+  // The handshake has the header timeout, as a request would.
+  stream_.next_layer().expires_after(milliseconds{ctx_->cfg().header_timeout_ms});
+  beast::async_detect_ssl(
+    stream_.next_layer(), buffer_,
+    beast::bind_front_handler(&http_session::on_detect_tls, shared_from_this()));
+}
+
+void http_session::on_detect_tls(error_code ec, bool tls) {
+  if (phase_ == phase::closed)
+    return;
+  if (ec)
+    return fail(ec, "detect TLS");
+  if (!tls) {
+    // Plain HTTP on the TLS port: answered in plain HTTP, which the client can read, and closed.
+    log_event(log_level::info, "plain_http_on_tls_port", {{"peer", peer_}});
+    version_ = 11;
+    keep_alive_ = false;
+    head_ = false;
+    request_id_ = make_request_id();
+    return send(error_reply(http::status::bad_request, "invalid_request",
+                            "this port speaks TLS: use https:// (or wss://)"));
+  }
+  stream_.start_tls(ctx_->tls()->current());
+  stream_.tls().async_handshake(
+    asio::ssl::stream_base::server, buffer_.data(),
+    beast::bind_front_handler(&http_session::on_handshake, shared_from_this()));
+}
+
+void http_session::on_handshake(error_code ec, std::size_t bytes_used) {
+  if (phase_ == phase::closed)
+    return;
+  buffer_.consume(bytes_used);
+  if (ec) {
+    // A client that does not trust our certificate, has none to show (mutual TLS), or
+    // offers nothing we accept: worth a line, since only the client sees why otherwise.
+    log_event(log_level::info, "tls_handshake_failed", {{"peer", peer_}, {"error", ec.message()}});
+    return abandon();
+  }
+  certificate_name_ = client_certificate_name(stream_);
+  do_read_header();
 }
 
 // --- reading a request -------------------------------------------------------------------------
@@ -123,7 +174,7 @@ void http_session::do_read_header() {
   parser_->header_limit(header_limit);
   parser_->body_limit(ctx_->cfg().body_limit);
   // Also the keep-alive idle limit: the clock runs from the end of the previous response.
-  stream_.expires_after(milliseconds{ctx_->cfg().header_timeout_ms});
+  stream_.next_layer().expires_after(milliseconds{ctx_->cfg().header_timeout_ms});
   http::async_read_header(
     stream_, buffer_, *parser_,
     beast::bind_front_handler(&http_session::on_read_header, shared_from_this()));
@@ -143,7 +194,7 @@ void http_session::on_read_header(error_code ec, std::size_t) {
 }
 
 void http_session::do_write_continue() {
-  stream_.expires_after(milliseconds{ctx_->cfg().body_timeout_ms});
+  stream_.next_layer().expires_after(milliseconds{ctx_->cfg().body_timeout_ms});
   asio::async_write(
     stream_, asio::buffer(continue_response.data(), continue_response.size()),
     beast::bind_front_handler(&http_session::on_write_continue, shared_from_this()));
@@ -160,7 +211,7 @@ void http_session::on_write_continue(error_code ec, std::size_t) {
 void http_session::do_read_body() {
   if (parser_->is_done())
     return handle_request();
-  stream_.expires_after(milliseconds{ctx_->cfg().body_timeout_ms});
+  stream_.next_layer().expires_after(milliseconds{ctx_->cfg().body_timeout_ms});
   http::async_read(stream_, buffer_, *parser_,
                    beast::bind_front_handler(&http_session::on_read_body, shared_from_this()));
 }
@@ -182,6 +233,11 @@ void http_session::on_read_error(error_code ec) {
     return reply_and_close(
       error_reply(http::status::request_header_fields_too_large, "headers_too_large",
                   "the request header exceeds " + std::to_string(header_limit) + " bytes"));
+  if (is_malformed_http(ec) && !stream_.secure() && looks_like_tls(unread())) {
+    // A TLS client on a plain port: it cannot read an HTTP answer, so none is sent.
+    log_event(log_level::info, "tls_on_plain_port", {{"peer", peer_}});
+    return abandon();
+  }
   if (is_malformed_http(ec))
     return reply_and_close(
       error_reply(http::status::bad_request, "invalid_request", "malformed HTTP request"));
@@ -210,8 +266,7 @@ void http_session::handle_request() {
     return send(std::move(*page));
   std::shared_ptr<const principal> who;
   if (const auto* auth = ctx_->auth()) {
-    if (auto token = bearer_token(req[http::field::authorization]); !token.empty())
-      who = auth->find(hash_token(token));
+    who = auth->identify(bearer_token(req[http::field::authorization]), certificate_name_);
     if (!who && needs_credentials(req.target(), ctx_->cfg())) {
       log_denied(unauthenticated_error(), request_id_, "", peer_);
       return send(unauthenticated_reply());
@@ -250,7 +305,7 @@ void http_session::upgrade(http::request<http::string_body> req) {
                                           + std::to_string(ctx_->cfg().ws_max_sessions) + ")")));
   }
   // The socket is the WebSocket session's from here; this HTTP session ends without closing it.
-  stream_.expires_never();
+  stream_.next_layer().expires_never();
   // With authentication, a token on the upgrade authenticates the socket; without one the
   // client sends an auth frame first (browsers cannot set the header).
   std::optional<token_hash> credential;
@@ -263,8 +318,8 @@ void http_session::upgrade(http::request<http::string_body> req) {
       }
     }
   }
-  auto session =
-    std::make_shared<ws_session>(stream_.release_socket(), ctx_, peer_, std::move(credential));
+  auto session = std::make_shared<ws_session>(std::move(stream_), ctx_, peer_,
+                                              std::move(credential), certificate_name_);
   phase_ = phase::closed;
   if (!ctx_->add_ws(session))
     return session->drop(); // lost the race for the last slot, or the server is stopping
@@ -274,7 +329,7 @@ void http_session::upgrade(http::request<http::string_body> req) {
 void http_session::start_call(service_call call) {
   phase_ = phase::calling;
   // A waiting acquire may take up to wait_max_ms: the service, not a timer, ends the call.
-  stream_.expires_never();
+  stream_.next_layer().expires_never();
   if (auto* acquire = std::get_if<acquire_request>(&call)) {
     acquire->request_id = ctx_->svc().next_request_id();
     acquire_ = pending_acquire{acquire->name, acquire->request_id};
@@ -286,7 +341,7 @@ void http_session::start_call(service_call call) {
 
 void http_session::post_reply(reply r) {
   // Runs on a CAF worker thread (or, for a request the service refuses at once, right here).
-  ctx_->post_reply(stream_.get_executor(), [self = shared_from_this(), r = std::move(r)]() mutable {
+  ctx_->post_reply(strand_, [self = shared_from_this(), r = std::move(r)]() mutable {
     self->on_reply(std::move(r));
   });
 }
@@ -304,7 +359,9 @@ void http_session::on_reply(reply r) {
 bool http_session::peer_closed() {
   // A zero-byte peek means the client's FIN is queued: it sent everything it will send.
   char probe;
-  auto n = ::recv(stream_.socket().native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+  // Under TLS a close_notify alert may come first: then the watch read finds the end instead.
+  auto n =
+    ::recv(stream_.next_layer().socket().native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
   return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
 }
 
@@ -371,7 +428,7 @@ void http_session::send(reply r) {
   if (watching_) {
     // One read at a time: stop watching first; on_watch_client continues with do_write().
     phase_ = phase::replying;
-    stream_.cancel();
+    stream_.next_layer().cancel();
     return;
   }
   do_write();
@@ -389,7 +446,7 @@ void http_session::reply_and_close(reply r) {
 void http_session::do_write() {
   phase_ = phase::writing;
   // A client that takes longer than the idle limit to accept a response is as good as gone.
-  stream_.expires_after(milliseconds{ctx_->cfg().header_timeout_ms});
+  stream_.next_layer().expires_after(milliseconds{ctx_->cfg().header_timeout_ms});
   http::async_write(stream_, res_,
                     beast::bind_front_handler(&http_session::on_write, shared_from_this()));
 }
@@ -409,11 +466,17 @@ void http_session::on_write(error_code ec, std::size_t) {
 
 void http_session::do_close() {
   phase_ = phase::closing;
+  if (stream_.secure()) {
+    // close_notify, then the client's, within the linger time; the TCP close follows either way.
+    stream_.next_layer().expires_after(linger_time);
+    return stream_.tls().async_shutdown(
+      [self = shared_from_this()](error_code) { self->abandon(); });
+  }
   error_code ec;
-  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+  stream_.next_layer().socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
   if (ec)
     return abandon();
-  stream_.expires_after(linger_time);
+  stream_.next_layer().expires_after(linger_time);
   do_linger();
 }
 
@@ -453,7 +516,12 @@ void http_session::abandon() {
     ctx_->svc().cancel(acquire_->name, acquire_->request_id);
     acquire_.reset();
   }
-  stream_.close();
+  stream_.next_layer().close();
+}
+
+std::string_view http_session::unread() const {
+  auto bytes = buffer_.cdata();
+  return {static_cast<const char*>(bytes.data()), bytes.size()};
 }
 
 std::string http_session::request_id_of(const http::fields& fields) {

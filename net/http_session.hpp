@@ -2,8 +2,9 @@
 
 // One HTTP/1.1 connection: read a request, validate it, call the service, write the reply, and
 // read again (keep-alive). Modelled on Beast's advanced_server example: the session owns its
-// tcp_stream on its own strand, every handler is bound to shared_from_this(), and fail() is the
-// one place a connection ends on an error.
+// stream on its own strand, every handler is bound to shared_from_this(), and fail() is the
+// one place a connection ends on an error. On a TLS listener the session first makes sure the
+// client speaks TLS (plain HTTP gets a clear 400) and completes the handshake.
 
 #include <atomic>
 #include <cstddef>
@@ -21,7 +22,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/fields.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -34,6 +34,7 @@
 #include "net/reply.hpp"
 #include "net/routes.hpp"
 #include "net/server_context.hpp"
+#include "net/tls.hpp"
 
 namespace fencelock::net {
 
@@ -74,6 +75,11 @@ private:
 
   using error_code = boost::system::error_code;
 
+  void start();
+  /// On a TLS listener: reads the first bytes, to tell a TLS handshake from plain HTTP.
+  void do_detect_tls();
+  void on_detect_tls(error_code ec, bool tls);
+  void on_handshake(error_code ec, std::size_t bytes_used);
   void do_read_header();
   void on_read_header(error_code ec, std::size_t bytes);
   void do_write_continue();
@@ -108,11 +114,17 @@ private:
   void fail(error_code ec, const char* what);
   void abandon();
 
+  /// Returns the bytes read but not parsed yet.
+  std::string_view unread() const;
+
   /// Returns the client's x-request-id when it is sane, else a fresh one.
   static std::string request_id_of(const boost::beast::http::fields& fields);
 
   std::shared_ptr<server_context> ctx_;
-  boost::beast::tcp_stream stream_;
+  /// The session's strand. Kept apart from the stream, which moves to a ws_session on an
+  /// upgrade while a server stop may still post a drain() here.
+  const flex_stream::executor_type strand_;
+  flex_stream stream_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   boost::beast::http::response<boost::beast::http::string_body> res_;
@@ -129,6 +141,8 @@ private:
   std::string request_id_;
   /// The authenticated principal of the request being served ("" without authentication).
   std::string principal_;
+  /// The subject CN of the client's verified certificate (mutual TLS), else "".
+  std::string certificate_name_;
   std::optional<pending_acquire> acquire_;
   rate_limiter rate_;
 };

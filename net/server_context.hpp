@@ -19,6 +19,7 @@
 #include "fencelock/config.hpp"
 #include "fencelock/service.hpp"
 #include "net/auth.hpp"
+#include "net/tls.hpp"
 
 namespace fencelock::net {
 
@@ -34,9 +35,12 @@ void log_denied(const caf::error& err, std::string_view request_id, std::string_
 class server_context {
 public:
   /// Prepares the context of a server for `svc` with `cfg`; `svc` must outlive every session.
-  /// `auth` is null or disabled when requests need no credentials.
-  server_context(service& svc, const config& cfg, std::shared_ptr<authenticator> auth)
-    : svc_(svc), cfg_(cfg), auth_(auth && auth->enabled() ? std::move(auth) : nullptr) {
+  /// `auth` is null or disabled when requests need no credentials; `tls` is null for a plain
+  /// listener.
+  server_context(service& svc, const config& cfg, std::shared_ptr<authenticator> auth,
+                 std::shared_ptr<tls_credentials> tls)
+    : svc_(svc), cfg_(cfg), auth_(auth && auth->enabled() ? std::move(auth) : nullptr),
+      tls_(std::move(tls)) {
   }
 
   /// Returns the I/O context every socket of the server runs on.
@@ -52,6 +56,11 @@ public:
   /// Returns the authenticator, or null when requests need no credentials.
   const authenticator* auth() const noexcept {
     return auth_.get();
+  }
+
+  /// Returns the listener's TLS credentials, or null when it speaks plain HTTP.
+  const tls_credentials* tls() const noexcept {
+    return tls_.get();
   }
 
   /// Returns the server's configuration.
@@ -102,6 +111,7 @@ private:
   service& svc_;
   const config cfg_;
   const std::shared_ptr<authenticator> auth_;
+  const std::shared_ptr<tls_credentials> tls_;
   std::mutex gate_mutex_;
   bool gate_open_ = true;
   std::atomic<int64_t> http_sessions_{0};

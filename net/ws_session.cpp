@@ -69,11 +69,11 @@ void as_json_error(websocket::response_type& res) {
 
 } // namespace
 
-ws_session::ws_session(asio::ip::tcp::socket&& socket, std::shared_ptr<server_context> ctx,
-                       std::string peer, std::optional<token_hash> credential)
-  : ctx_(std::move(ctx)), ws_(std::move(socket)), close_timer_(ws_.get_executor()),
+ws_session::ws_session(flex_stream&& stream, std::shared_ptr<server_context> ctx, std::string peer,
+                       std::optional<token_hash> credential, std::string certificate_name)
+  : ctx_(std::move(ctx)), ws_(std::move(stream)), close_timer_(ws_.get_executor()),
     peer_(std::move(peer)), id_(make_request_id()), rate_(ctx_->cfg().max_request_rate),
-    credential_(std::move(credential)) {
+    credential_(std::move(credential)), certificate_name_(std::move(certificate_name)) {
 }
 
 void ws_session::run(beast::http::request<beast::http::string_body> req) {
@@ -193,7 +193,9 @@ bool ws_session::admit(ws_request& req) {
     send(reply_frame(req.id, "auth", json::object{{"principal", who->name}}));
     return false;
   }
-  auto who = credential_ ? auth->find(*credential_) : nullptr;
+  auto who = credential_                  ? auth->find(*credential_)
+             : !certificate_name_.empty() ? auth->find_certified(certificate_name_)
+                                          : nullptr;
   if (!who) {
     log_denied(unauthenticated_error(), context(req.id).request_id, "", peer_);
     send(error_frame(req.id, unauthenticated_error()));

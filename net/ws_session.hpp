@@ -22,7 +22,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
@@ -30,17 +29,20 @@
 
 #include "net/http_session.hpp" // server_context
 #include "net/rate_limiter.hpp"
+#include "net/tls.hpp"
 #include "net/ws_protocol.hpp"
 
 namespace fencelock::net {
 
 class ws_session : public std::enable_shared_from_this<ws_session> {
 public:
-  /// Takes over the socket of an HTTP connection whose request was a WebSocket upgrade; the
-  /// socket's executor must be a strand of its own.
-  /// `credential` is the hash of the bearer token the upgrade carried, if any.
-  ws_session(boost::asio::ip::tcp::socket&& socket, std::shared_ptr<server_context> ctx,
-             std::string peer, std::optional<token_hash> credential = std::nullopt);
+  /// Takes over the stream of an HTTP connection whose request was a WebSocket upgrade; its
+  /// executor must be a strand of its own. `credential` is the hash of the bearer token the
+  /// upgrade carried, if any; `certificate_name` the subject CN of the client's verified
+  /// certificate (mutual TLS), if any.
+  ws_session(flex_stream&& stream, std::shared_ptr<server_context> ctx, std::string peer,
+             std::optional<token_hash> credential = std::nullopt,
+             std::string certificate_name = {});
 
   /// Completes the upgrade `req`, then serves the socket. Call once, on the socket's strand.
   void run(boost::beast::http::request<boost::beast::http::string_body> req);
@@ -109,7 +111,7 @@ private:
   call_context context(const boost::json::value& id) const;
 
   std::shared_ptr<server_context> ctx_;
-  boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
+  boost::beast::websocket::stream<flex_stream> ws_;
   boost::beast::flat_buffer in_;
   boost::asio::steady_timer close_timer_;
   std::string peer_;
@@ -130,6 +132,8 @@ private:
   /// The hash of the socket's bearer token; looked up again for every frame, so that a token
   /// revoked by a reload stops working on open sockets too.
   std::optional<token_hash> credential_;
+  /// The subject CN of the client's certificate: the principal when no token was given.
+  std::string certificate_name_;
   /// The principal of the frame being served ("" without authentication).
   std::string principal_;
 };

@@ -42,6 +42,14 @@ struct config {
   bool open_readyz = true;
   /// With an auth file: whether GET /metrics answers without a token; otherwise it needs admin.
   bool open_metrics = false;
+  /// PEM certificate chain of the listener; set (with tls_key) the listener speaks only TLS.
+  /// Reloaded on SIGHUP.
+  std::string tls_cert;
+  /// PEM private key of tls_cert.
+  std::string tls_key;
+  /// PEM CA certificates: with it, every client must present a certificate they signed
+  /// (mutual TLS); its subject CN can name a principal of the auth file.
+  std::string tls_client_ca;
 
   // --- WebSocket (GET /v1/ws) -------------------------------------------------------------
   /// Largest frame a client may send, in bytes; larger closes the socket with 1009.

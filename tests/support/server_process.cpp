@@ -74,13 +74,16 @@ server_process::server_process(std::string data_dir, std::vector<std::string> ex
   auto deadline = std::chrono::steady_clock::now() + start_timeout;
   // Whichever comes first: the readiness notification (sent whatever the log level), or the
   // "listening" line (a server built before notifications, as a benchmark may run).
+  bool notified_ready = false;
   while (port_ == 0) {
-    if (auto msg = notify_.wait_for([](std::string_view m) { return parse_ready_port(m).has_value(); },
-                                    std::chrono::milliseconds{20}))
+    if (auto msg =
+          notify_.wait_for([](std::string_view m) { return parse_ready_port(m).has_value(); },
+                           std::chrono::milliseconds{20})) {
       port_ = *parse_ready_port(*msg);
-    else if (auto line = proc_.wait_for_line(
-               [](std::string_view l) { return parse_listening_port(l).has_value(); },
-               std::chrono::milliseconds{0}))
+      notified_ready = true;
+    } else if (auto line = proc_.wait_for_line(
+                 [](std::string_view l) { return parse_listening_port(l).has_value(); },
+                 std::chrono::milliseconds{0}))
       port_ = *parse_listening_port(*line);
     else if (std::chrono::steady_clock::now() >= deadline || proc_.stdout_closed())
       throw std::runtime_error("the server reported no port (neither READY=1 nor a "
@@ -89,6 +92,10 @@ server_process::server_process(std::string data_dir, std::vector<std::string> ex
                                + proc_.diagnostics());
   }
 
+  // READY=1 goes out once the store answers (app/serve.cpp), and a TLS listener would not answer
+  // a plain /readyz anyway.
+  if (notified_ready)
+    return;
   // Listening is not ready: the store may still be recovering. Poll /readyz until 200.
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
     deadline - std::chrono::steady_clock::now());

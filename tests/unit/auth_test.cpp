@@ -78,7 +78,7 @@ TEST_CASE("an invalid auth file is refused with the line and the reason", "[auth
   };
   auto h = hash_of("x");
   CHECK(refused("a " + h + "\n")
-        == "line 1: expected: <principal> <sha256 of its token> "
+        == "line 1: expected: <principal> <sha256 of its token, or cert> "
            "<level:prefix>...");
   CHECK(refused("# c\nb@d " + h + " read:*\n").starts_with("line 2: the principal's name"));
   CHECK(refused("a deadbeef read:*\n").starts_with("line 1: the token's hash must be 64 hex"));
@@ -94,6 +94,22 @@ TEST_CASE("an invalid auth file is refused with the line and the reason", "[auth
   auto empty = auth_table::parse("# nobody yet\n\n");
   REQUIRE(empty);
   CHECK(empty->size() == 0);
+}
+
+TEST_CASE("a cert principal is found by its name, never by a token", "[auth]") {
+  auto t = auth_table::parse("billing cert lock:billing:\nreader " + hash_of("r") + " read:*\n");
+  REQUIRE(t);
+  CHECK(t->size() == 2);
+  REQUIRE(t->find_certified("billing") != nullptr);
+  CHECK(t->find_certified("billing")->may(access::lock, "billing:a"));
+  CHECK(t->find_certified("reader") == nullptr); // a token principal is no certificate's
+  CHECK(t->find_certified("Billing") == nullptr);
+  CHECK(t->find_certified("") == nullptr);
+  CHECK(t->find(hash_token("cert")) == nullptr);
+  CHECK(t->find(hash_token("r"))->name == "reader");
+  // Two cert principals are fine (no token to share); a name still only once.
+  CHECK(auth_table::parse("a cert read:*\nb cert read:*\n"));
+  CHECK_FALSE(auth_table::parse("a cert read:*\na " + hash_of("x") + " read:*\n"));
 }
 
 TEST_CASE("bearer tokens are read from the Authorization header", "[auth]") {

@@ -77,6 +77,9 @@ void require_same(const config& x, const config& y) {
   CHECK(x.auth_file == y.auth_file);
   CHECK(x.open_readyz == y.open_readyz);
   CHECK(x.open_metrics == y.open_metrics);
+  CHECK(x.tls_cert == y.tls_cert);
+  CHECK(x.tls_key == y.tls_key);
+  CHECK(x.tls_client_ca == y.tls_client_ca);
   CHECK(x.shed_store_latency_ms == y.shed_store_latency_ms);
   CHECK(x.max_locks == y.max_locks);
   CHECK(x.data_dir == y.data_dir);
@@ -110,13 +113,39 @@ TEST_CASE("the shipped fencelock.conf sets every key", "[config]") {
     lines.push_back(line);
   auto help = load({"--help"}, {});
   REQUIRE(help);
-  for (const std::string key :
-       {"host", "port", "io-threads", "body-limit", "header-timeout-ms", "body-timeout-ms",
-        "drain-timeout-ms", "dashboard", "shed-store-latency-ms", "max-locks", "data-dir", "store", "redis-key-prefix", "redis-timeout-ms", "fence-block", "ttl-min-ms", "ttl-max-ms", "wait-max-ms",
-        "max-waiters-per-lock", "list-limit-max", "actor-threads", "log-level"}) {
+  for (const std::string key : {"host",
+                                "port",
+                                "io-threads",
+                                "body-limit",
+                                "header-timeout-ms",
+                                "body-timeout-ms",
+                                "drain-timeout-ms",
+                                "dashboard",
+                                "auth-file",
+                                "open-readyz",
+                                "open-metrics",
+                                "tls-cert",
+                                "tls-key",
+                                "tls-client-ca",
+                                "shed-store-latency-ms",
+                                "max-locks",
+                                "data-dir",
+                                "store",
+                                "redis-key-prefix",
+                                "redis-timeout-ms",
+                                "fence-block",
+                                "ttl-min-ms",
+                                "ttl-max-ms",
+                                "wait-max-ms",
+                                "max-waiters-per-lock",
+                                "list-limit-max",
+                                "actor-threads",
+                                "log-level"}) {
     INFO(key);
-    CHECK(std::any_of(lines.begin(), lines.end(),
-                      [&](const std::string& line) { return line.starts_with(key + " = "); }));
+    CHECK(std::any_of(lines.begin(), lines.end(), [&](const std::string& line) {
+      // "key = value", or "key =" for an empty default
+      return line.starts_with(key + " = ") || line == key + " =";
+    }));
     std::string flag{"--"};
     flag += key;
     flag += ' ';
@@ -270,6 +299,18 @@ TEST_CASE("invalid values fail naming the key", "[config]") {
   SECTION("cross-field rule") {
     starts_with(load_error({"--ttl-min-ms", "5000", "--ttl-max-ms", "1000"}),
                 "ttl-min-ms: must not exceed ttl-max-ms");
+  }
+  SECTION("TLS settings come together") {
+    starts_with(load_error({"--tls-cert", "/etc/fencelock/cert.pem"}),
+                "tls-key: must be set with tls-cert");
+    starts_with(load_error({"--tls-key", "/etc/fencelock/key.pem"}),
+                "tls-cert: must be set with tls-key");
+    starts_with(load_error({"--tls-client-ca", "/etc/fencelock/ca.pem"}),
+                "tls-client-ca: needs tls-cert");
+    auto cfg = load_ok({"--tls-cert", "c.pem", "--tls-key", "k.pem", "--tls-client-ca", "ca.pem"});
+    CHECK(cfg.tls_cert == "c.pem");
+    CHECK(cfg.tls_key == "k.pem");
+    CHECK(cfg.tls_client_ca == "ca.pem");
   }
   SECTION("bad values in the environment and the file name their origin") {
     auto msg = load_error({}, {"FENCELOCK_PORT=abc"});
