@@ -14,6 +14,8 @@ std::string_view to_string(lease_end_cause x) noexcept {
       return "session_closed";
     case lease_end_cause::store_lost:
       return "store_lost";
+    case lease_end_cause::revoked:
+      return "revoked";
   }
   return "unknown";
 }

@@ -139,6 +139,11 @@ caf::error foreign_principal(self_ptr self, const std::string& owner, uint64_t t
   return caf::make_error(errc::forbidden, std::string{"the lease belongs to another principal"});
 }
 
+/// Returns who a force-release must name to end `x` as its holder would: its owner and token.
+release_request as_holder(const std::string& name, const lease_record& x) {
+  return release_request{name, x.owner, x.token, false, false};
+}
+
 // -- events ------------------------------------------------------------------------------------
 
 lock_event event_of(self_ptr self, lock_event_kind kind, const lease_record& x) {
@@ -166,10 +171,7 @@ void announce_end(self_ptr self, const lease_record& x, lease_end_cause cause) {
   auto* a = self->state.ctx->announcer.get();
   if (a == nullptr)
     return;
-  auto kind = ended_by_holder(cause) || cause == lease_end_cause::session_closed
-                ? lock_event_kind::released
-                : lock_event_kind::expired;
-  auto ev = event_of(self, kind, x);
+  auto ev = event_of(self, end_kind(cause), x);
   ev.revision = x.revision + 1;
   ev.expires_at_ms = 0;
   ev.cause = cause;
@@ -273,6 +275,49 @@ void lease_ended(self_ptr self, const lease_record& x, lease_end_cause cause) {
   if (lk.lease && lk.lease->token == x.token)
     lk.forget_lease();
   hand_off(self);
+}
+
+/*
+ * An admin's force-release: ends the current lease, whoever holds it (only the one with
+ * `wanted` when that is not 0), as its holder's release would, with cause revoked. The store is
+ * read first, since with a shared store the lease may have been taken through another instance;
+ * a lease that changes between the read and the release is not ended (lease_lost).
+ */
+void force_release(self_ptr self, uint64_t wanted, caf::typed_response_promise<bool> rp) {
+  ask_backend<lock_view>(
+    self, [&](auto done) { self->state.backend->read(self, std::move(done)); },
+    [self, rp, wanted](caf::expected<lock_view> x) mutable {
+      if (!x) {
+        rp.deliver(store_error(x.error()));
+        return;
+      }
+      const auto& name = self->state.lock.name;
+      if (!x->lease || (wanted != 0 && x->lease->token != wanted)) {
+        rp.deliver(caf::make_error(errc::lease_lost,
+                                   wanted != 0 ? "token " + std::to_string(wanted)
+                                                   + " is not the current lease of lock " + name
+                                               : "lock " + name + " is not held"));
+        return;
+      }
+      auto release = as_holder(name, *x->lease);
+      ask_backend<store_answer>(
+        self,
+        [&](auto done) {
+          self->state.backend->release(self, release, lease_end_cause::revoked, std::move(done));
+        },
+        [self, rp](caf::expected<store_answer> y) mutable {
+          if (!y) {
+            rp.deliver(store_error(y.error()));
+            return;
+          }
+          if (y->v != verdict::ok) {
+            rp.deliver(lease_lost_error());
+            return;
+          }
+          rp.deliver(true);
+          lease_ended(self, y->lease, lease_end_cause::revoked);
+        });
+    });
 }
 
 /// Asks the store whether the kept lease ended (its deadline passed, or a shared store's event
@@ -424,6 +469,10 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       settle_on_exit on_exit{self};
       took_request(self);
       auto rp = self->make_response_promise<bool>();
+      if (req.force) {
+        force_release(self, req.token, rp);
+        return rp;
+      }
       if (auto err = foreign_principal(self, req.owner, req.token)) {
         rp.deliver(std::move(err));
         return rp;
@@ -488,7 +537,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       // The grant went out but never reached its client: nobody will use or release it.
       if (request_id == 0 || !s.lock.lease || s.lock.grant_id != request_id)
         return;
-      release_request undo{s.lock.name, s.lock.lease->owner, s.lock.lease->token, false};
+      auto undo = as_holder(s.lock.name, *s.lock.lease);
       ask_backend<store_answer>(
         self,
         [&](auto done) {

@@ -8,12 +8,12 @@ namespace fencelock {
 
 namespace {
 
-constexpr std::array<std::string_view, 7> operations{"acquire", "renew",  "release",  "check",
-                                                     "status",  "list",   "subscribe"};
+constexpr std::array<std::string_view, 8> operations{
+  "acquire", "renew", "release", "force_release", "check", "status", "list", "subscribe"};
 
-constexpr std::array<lease_end_cause, 5> end_causes{
-  lease_end_cause::released, lease_end_cause::expired, lease_end_cause::undelivered,
-  lease_end_cause::session_closed, lease_end_cause::store_lost};
+constexpr std::array<lease_end_cause, 6> end_causes{
+  lease_end_cause::released,       lease_end_cause::expired,    lease_end_cause::undelivered,
+  lease_end_cause::session_closed, lease_end_cause::store_lost, lease_end_cause::revoked};
 
 // 100 µs to 10 s, roughly 1-2.5-5 per decade: store writes (fsync) land in the middle, waiting
 // acquires at the top.
@@ -36,7 +36,7 @@ metrics::metrics()
     lease_ends_(prometheus::BuildCounter()
                   .Name("fencelock_lease_ends_total")
                   .Help("Leases ended by this instance, by cause (released, expired, "
-                        "undelivered, session_closed, store_lost)")
+                        "undelivered, session_closed, store_lost, revoked)")
                   .Register(registry_)),
     locks_held_(prometheus::BuildGauge()
                   .Name("fencelock_locks_held")

@@ -237,8 +237,9 @@ void service::release(release_request req, callback<bool> done, call_context ctx
   auto name = req.name;
   auto owner = req.owner;
   auto token = req.token;
-  impl_->call<bool>(release_atom_v, "release", std::move(req), std::move(name), std::move(owner),
-                    token, std::move(done), std::move(ctx), std::move(invalid), call_class::lease);
+  auto op = req.force ? "force_release" : "release";
+  impl_->call<bool>(release_atom_v, op, std::move(req), std::move(name), std::move(owner), token,
+                    std::move(done), std::move(ctx), std::move(invalid), call_class::lease);
 }
 
 void service::status(std::string name, callback<lock_status> done, call_context ctx) {

@@ -92,6 +92,11 @@ caf::error validate(const renew_request& x, const config& cfg) {
 }
 
 caf::error validate(const release_request& x, const config&) {
+  if (x.force) { // an admin's: whoever holds it, or the lease `token` when one is given
+    if (!valid_lock_name(x.name))
+      return invalid_field("name", "must be 1..200 characters of [A-Za-z0-9._:-]");
+    return x.token == 0 ? caf::none : check_token(x.token);
+  }
   if (auto err = check_common(x.name, x.owner))
     return err;
   return check_token(x.token);

@@ -33,6 +33,8 @@ const char* to_string(loss_cause x) noexcept {
       return "deadline";
     case loss_cause::store_lost:
       return "store_lost";
+    case loss_cause::revoked:
+      return "revoked";
   }
   return "unknown";
 }

@@ -165,6 +165,8 @@ loss_cause loss_cause_of_push(std::string_view cause) noexcept {
     return loss_cause::session_closed;
   if (cause == "store_lost")
     return loss_cause::store_lost;
+  if (cause == "revoked")
+    return loss_cause::revoked;
   return loss_cause::expired;
 }
 

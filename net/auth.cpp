@@ -290,6 +290,8 @@ caf::error authorize(const principal& who, renew_request& x) {
 }
 
 caf::error authorize(const principal& who, release_request& x) {
+  if (x.force) // any principal's lease: the owner is not the caller's, and stays as sent
+    return need_on_lock(who, access::admin, x.name);
   if (auto err = need_on_lock(who, access::lock, x.name))
     return err;
   x.owner = qualified_owner(who.name, x.owner);

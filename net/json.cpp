@@ -32,9 +32,12 @@ caf::error parse_renew_body(std::string_view body, renew_request& out) {
 }
 
 caf::error parse_release_body(std::string_view body, release_request& out) {
-  object_reader in{body, {"owner", "token"}};
-  in.read("owner", out.owner, presence::required);
-  in.read_token("token", out.token, presence::required);
+  object_reader in{body, {"owner", "token", "force"}};
+  in.read("force", out.force, presence::optional);
+  // A force-release names no owner, and a token only to end that lease and no later one.
+  auto needed = out.force ? presence::optional : presence::required;
+  in.read("owner", out.owner, needed);
+  in.read_token("token", out.token, needed);
   return in.error();
 }
 

@@ -53,10 +53,12 @@ caf::error parse_op(const std::string& op, json::object fields, const config& cf
   }
   if (op == "release") {
     release_request x;
-    object_reader in{std::move(fields), {"id", "op", "lock", "owner", "token"}};
+    object_reader in{std::move(fields), {"id", "op", "lock", "owner", "token", "force"}};
     in.read("lock", x.name, presence::required);
-    in.read("owner", x.owner, presence::required);
-    in.read_token("token", x.token, presence::required);
+    in.read("force", x.force, presence::optional);
+    auto needed = x.force ? presence::optional : presence::required; // as over HTTP
+    in.read("owner", x.owner, needed);
+    in.read_token("token", x.token, needed);
     if (in.error())
       return in.error();
     out = std::move(x);

@@ -126,10 +126,12 @@ enum class loss_cause : uint8_t {
   /// A lease_lost push with cause "store_lost": the server's Redis store lost the lease
   /// (restarted without its data, or failed over to a replica without it).
   store_lost,
+  /// A lease_lost push with cause "revoked": an admin force-released the lease.
+  revoked,
 };
 
 /// Returns the name of `x` ("refused", "expired", "undelivered", "session_closed", "deadline",
-/// "store_lost").
+/// "store_lost", "revoked").
 const char* to_string(loss_cause x) noexcept;
 
 /// How and when a lease was lost.

@@ -22,10 +22,12 @@ enum class lease_end_cause : uint8_t {
   /// The store lost it before its deadline: a Redis that restarted without its data, or a
   /// replica without it promoted (docs/redis.md). Never with the embedded store.
   store_lost,
+  /// An admin force-released it (docs/security.md).
+  revoked,
 };
 
 /// Returns the wire text of `x`: "released", "expired", "undelivered", "session_closed",
-/// "store_lost".
+/// "store_lost", "revoked".
 std::string_view to_string(lease_end_cause x) noexcept;
 
 /// Whether a lease's end was its holder's own doing (no lease_lost is due).
@@ -37,9 +39,18 @@ constexpr bool ended_by_holder(lease_end_cause x) noexcept {
 enum class lock_event_kind : uint8_t {
   acquired, // a lease started, with a new token
   renewed,  // the lease got a new deadline
-  released, // the lease ended by a release (cause released or session_closed)
+  released, // the lease ended by a release (cause released, session_closed or revoked)
   expired,  // the lease ended without one (cause expired, undelivered or store_lost)
 };
+
+/// Returns the kind of event that ends a lease for `cause`: released for a release (by its
+/// holder, its session's end or an admin), expired otherwise.
+constexpr lock_event_kind end_kind(lease_end_cause cause) noexcept {
+  return cause == lease_end_cause::released || cause == lease_end_cause::session_closed
+             || cause == lease_end_cause::revoked
+           ? lock_event_kind::released
+           : lock_event_kind::expired;
+}
 
 /// Returns the wire text of `x`: "acquired", "renewed", "released", "expired".
 std::string_view to_string(lock_event_kind x) noexcept;

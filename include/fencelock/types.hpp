@@ -52,6 +52,10 @@ struct release_request {
   /// Set by a front end releasing a session-bound lease because its session closed (never
   /// taken from the wire): the end is then reported with cause session_closed.
   bool session_closed = false;
+  /// An admin's force-release (docs/security.md): ends the current lease whoever holds it
+  /// (only the one with `token` when it is not 0); `owner` is not needed. The holder is told
+  /// lease_lost with cause revoked.
+  bool force = false;
 };
 
 /// Asks whether `token` is the current, unexpired lease of lock `name` (Chubby's CheckSequencer).
@@ -122,7 +126,7 @@ typename Inspector::result_type inspect(Inspector& f, renew_request& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, release_request& x) {
   return f(caf::meta::type_name("fencelock::release_request"), x.name, x.owner, x.token,
-           x.session_closed);
+           x.session_closed, x.force);
 }
 
 template <class Inspector>

@@ -15,6 +15,7 @@ const endLabel = {
   store_lost: 'lost: store lost',
   released: 'released',
   session_closed: 'released: session closed',
+  revoked: 'released: revoked by an admin',
 };
 
 function cell(className) {

@@ -165,6 +165,69 @@ TEST_CASE("auth_a_lease_is_its_principals_whatever_others_read_or_send", "[integ
         == 200);
 }
 
+TEST_CASE("auth_an_admin_force_releases_any_lease_and_its_holder_is_told", "[integration][auth]") {
+  auth_server s;
+  http_client c{s.server->port()};
+  // billing holds a lease through its socket, which hears what becomes of it.
+  ws_client holder{s.server->port(), 0, billing};
+  auto granted = ask(
+    holder,
+    {{"id", 1}, {"op", "acquire"}, {"lock", "billing:job"}, {"owner", "w1"}, {"ttlMs", 60'000}});
+  REQUIRE(granted);
+  REQUIRE(granted->at("type").as_string() == "granted");
+  auto token = granted->at("result").at("token").as_int64();
+
+  // Only an admin may: not the lock's own principal, not a reader.
+  json::object force{{"force", true}};
+  for (const auto& who : {billing, billing2, dashboard}) {
+    auto refused = c.post("/v1/locks/billing:job/release", force, bearer(who));
+    CHECK(refused.status == 403);
+    CHECK(refused.error() == "forbidden");
+  }
+  CHECK(c.post("/v1/locks/billing:job/release", force).status == 401);
+  // A token that is not the current lease's ends nothing.
+  auto stale = c.post("/v1/locks/billing:job/release",
+                      json::object{{"force", true}, {"token", token + 1}}, bearer(ops));
+  CHECK(stale.status == 409);
+  CHECK(c.get("/v1/locks/billing:job", bearer(ops)).json->at("held").as_bool());
+
+  auto forced = c.post("/v1/locks/billing:job/release",
+                       json::object{{"force", true}, {"token", token}}, bearer(ops));
+  INFO(forced.describe());
+  CHECK(forced.status == 200);
+  CHECK_FALSE(c.get("/v1/locks/billing:job", bearer(ops)).json->at("held").as_bool());
+  auto lost = holder.receive_until(
+    [](const json::object& f) { return f.at("type").as_string() == "lease_lost"; }, 20s);
+  REQUIRE(lost);
+  CHECK(lost->at("cause").as_string() == "revoked");
+  CHECK(lost->at("token").as_int64() == token);
+  // The holder's own release now finds no lease.
+  CHECK(c.post("/v1/locks/billing:job/release", token_body("w1", token), bearer(billing)).status
+        == 409);
+  // Logged as such: a force_release by ops, apart from ordinary releases.
+  CHECK(s.server->wait_for_line(
+    [](std::string_view l) {
+      return l.find("\"op\":\"force_release\"") != std::string_view::npos
+             && l.find("\"principal\":\"ops\"") != std::string_view::npos
+             && l.find("\"outcome\":\"ok\"") != std::string_view::npos;
+    },
+    20s));
+
+  // Over WebSocket too; a free lock has nothing to end.
+  ws_client admin{s.server->port(), 0, ops};
+  auto none = ask(admin, {{"id", 2}, {"op", "release"}, {"lock", "billing:job"}, {"force", true}});
+  CHECK(error_of(none) == "lease_lost");
+  auto again = ask(
+    holder,
+    {{"id", 3}, {"op", "acquire"}, {"lock", "billing:job"}, {"owner", "w1"}, {"ttlMs", 60'000}});
+  REQUIRE(again);
+  CHECK(again->at("type").as_string() == "granted");
+  auto by_ws = ask(admin, {{"id", 4}, {"op", "release"}, {"lock", "billing:job"}, {"force", true}});
+  REQUIRE(by_ws);
+  CHECK(by_ws->at("type").as_string() == "reply");
+  CHECK_FALSE(c.get("/v1/locks/billing:job", bearer(ops)).json->at("held").as_bool());
+}
+
 TEST_CASE("auth_websocket_by_header_or_by_auth_frame", "[integration][auth]") {
   auth_server s;
   // A wrong token on the upgrade is refused before the upgrade.

@@ -310,3 +310,36 @@ TEMPLATE_TEST_CASE("another principal cannot renew or release a lease, whatever 
   CHECK(value_of(lab.release("a", billing, l.token)));
   CHECK_FALSE(lab.status("a").held);
 }
+
+TEMPLATE_TEST_CASE("an admin's force-release ends any lease, tells its holder and hands on",
+                   "[semantics][auth]", embedded_store_lab, redis_store_lab) {
+  TestType lab;
+  auto billing = qualified_owner("billing", "worker-1");
+  auto l = value_of(lab.acquire("a", billing, 60'000));
+  auto ends = std::make_shared<std::vector<lock_event>>();
+  auto watch = lab.events->watch_lease("a", [ends](const lock_event& ev) { ends->push_back(ev); });
+  lab.events->bind_lease_watch(watch, l.token);
+  auto waiter = lab.acquire("a", qualified_owner("ops", "w"), 60'000, 30'000);
+  CHECK_FALSE(waiter->has_value()); // queued behind billing's lease
+
+  // Only the lease named, when a token is given.
+  CHECK(code_of(lab.force_release("a", l.token + 1)) == errc::lease_lost);
+  CHECK(lab.status("a").token == l.token);
+  CHECK(value_of(lab.force_release("a", l.token)));
+  lab.run_until([&] { return !ends->empty(); });
+  // The holder hears it, with its own cause; the waiter is granted a new token at once.
+  REQUIRE(ends->size() == 1);
+  CHECK(ends->front().cause == lease_end_cause::revoked);
+  CHECK(ends->front().token == l.token);
+  REQUIRE(waiter->has_value());
+  auto next = value_of(waiter);
+  CHECK(next.token > l.token);
+  CHECK(lab.status("a").owner == qualified_owner("ops", "w"));
+  // The revoked holder cannot act on its old lease any more.
+  CHECK(code_of(lab.release("a", billing, l.token)) == errc::lease_lost);
+  CHECK(code_of(lab.renew("a", billing, l.token)) == errc::lease_lost);
+  // Without a token: whatever lease is current; a free lock has none to end.
+  CHECK(value_of(lab.force_release("a")));
+  CHECK_FALSE(lab.status("a").held);
+  CHECK(code_of(lab.force_release("a")) == errc::lease_lost);
+}

@@ -185,6 +185,24 @@ reply<bool> lab::release(const std::string& name, const std::string& owner, uint
   return r;
 }
 
+bool lab::run_until(const std::function<bool()>& done, std::chrono::milliseconds wait) {
+  auto deadline = std::chrono::steady_clock::now() + wait;
+  run();
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    take_store_events(std::chrono::milliseconds{20});
+    run();
+  }
+  return done();
+}
+
+reply<bool> lab::force_release(const std::string& name, uint64_t token) {
+  release_request req{name, "", token};
+  req.force = true;
+  auto r = ask<bool, caf::message_priority::high>(registry, release_atom_v, req);
+  run();
+  return r;
+}
+
 reply<lock_status> lab::status_of(const std::string& name) {
   auto r = ask<lock_status>(registry, status_atom_v, name);
   run();
@@ -275,6 +293,10 @@ redis_lab::redis_lab(lab_options opts)
 redis_lab::~redis_lab() {
   stop(30'000);   // lets the wait timeouts of waiters left behind run out
   runner.reset(); // stops the store's I/O before the server goes
+}
+
+bool redis_lab::take_store_events(std::chrono::milliseconds wait) {
+  return runner->pump(wait);
 }
 
 void redis_lab::run() {

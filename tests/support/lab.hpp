@@ -152,6 +152,11 @@ public:
   /// Moves the clock forward by `ms` and processes what became due.
   void advance(int64_t ms);
 
+  /// Runs until `done` holds, taking in the store's channel events as they come (a shared
+  /// store publishes lease ends asynchronously); returns `done()` after at most `wait`.
+  bool run_until(const std::function<bool()>& done,
+                 std::chrono::milliseconds wait = std::chrono::seconds{10});
+
   /// Sends a request from a fresh client actor; the reply lands in the result once run() ran.
   /// Renewals and releases go with high priority, as the bridge sends them.
   template <class T, caf::message_priority P = caf::message_priority::normal, class Handle,
@@ -165,6 +170,8 @@ public:
   reply<lease> renew(const std::string& name, const std::string& owner, uint64_t token,
                      int64_t ttl_ms = 0);
   reply<bool> release(const std::string& name, const std::string& owner, uint64_t token);
+  /// An admin's force-release of whatever lease `name` has (only lease `token` when not 0).
+  reply<bool> force_release(const std::string& name, uint64_t token = 0);
   reply<lock_status> status_of(const std::string& name);
   reply<check_result> check(const std::string& name, uint64_t token);
   void cancel(const std::string& name, uint64_t request_id);
@@ -185,6 +192,12 @@ public:
 
 protected:
   explicit lab(const lab_options& opts);
+
+  /// Waits up to `wait` for what a store delivers by itself (channel events), and hands it over;
+  /// returns whether anything came. Nothing does with a store that answers only when asked.
+  virtual bool take_store_events(std::chrono::milliseconds) {
+    return false;
+  }
 
   /// Spawns one instance of the service's actors over `store` (the first becomes `actors` and
   /// `registry`); called by the constructors of derived labs. Returns its registry.
@@ -224,6 +237,9 @@ public:
 
   std::unique_ptr<redis_server> server;
   std::shared_ptr<pumped_runner> runner;
+
+protected:
+  bool take_store_events(std::chrono::milliseconds wait) override;
 };
 
 } // namespace fencelock::test

@@ -172,6 +172,10 @@ TEST_CASE("every HTTP operation needs its permission", "[auth]") {
     {http::verb::post, "/v1/locks/billing:a/acquire", acquire, true, false, true},
     {http::verb::post, "/v1/locks/billing:a/renew", with_token, true, false, true},
     {http::verb::post, "/v1/locks/billing:a/release", with_token, true, false, true},
+    // A force-release is an admin's, on any principal's lease.
+    {http::verb::post, "/v1/locks/billing:a/release", R"({"force":true})", false, false, true},
+    {http::verb::post, "/v1/locks/billing:a/release", R"({"force":true,"token":5})", false, false,
+     true},
     {http::verb::post, "/v1/locks/billing:a/check", R"({"token":5})", true, true, true},
     {http::verb::get, "/v1/locks/billing:a", "", true, true, true},
     {http::verb::get, "/v1/locks?prefix=billing:", "", true, true, true},
@@ -238,6 +242,10 @@ TEST_CASE("every WebSocket operation needs its permission", "[auth]") {
     CHECK_FALSE(allowed("dash-secret", *frame));
     CHECK_FALSE(allowed("audit-secret", *frame));
   }
+  const std::string force = R"({"id":1,"op":"release","lock":"billing:a","force":true})";
+  CHECK_FALSE(allowed("billing-secret", force));
+  CHECK_FALSE(allowed("dash-secret", force));
+  CHECK(allowed("ops-secret", force));
   for (const auto* frame : {&status, &check, &sub_one}) {
     CHECK(allowed("billing-secret", *frame));
     CHECK(allowed("dash-secret", *frame));
@@ -275,6 +283,15 @@ TEST_CASE("a principal's owners are qualified, and shown as label and principal"
   put_owner(plain, "worker-1");
   CHECK(plain.at("owner").as_string() == "worker-1");
   CHECK_FALSE(plain.contains("principal"));
+}
+
+TEST_CASE("a force-release keeps the owner it was sent: it acts on another's lease", "[auth]") {
+  auto t = example_table();
+  release_request req{"billing:a", "", 7};
+  req.force = true;
+  REQUIRE_FALSE(authorize(who(t, "ops-secret"), req));
+  CHECK(req.owner.empty()); // not qualified as ops's: the lock actor ends whoever's lease
+  CHECK(req.token == 7);
 }
 
 TEST_CASE("the service accepts owners qualified by a principal, and only well-formed ones",

@@ -259,6 +259,21 @@ TEST_CASE("routes parse a release and refuse its unknown fields", "[net]") {
   CHECK(req.name == "a");
   CHECK(req.token == 3);
   expect_invalid(post("/v1/locks/a/release", R"({"owner":"w","token":3,"ttlMs":100})"), "ttlMs");
+  CHECK_FALSE(req.force);
+}
+
+TEST_CASE("routes parse a force-release, which needs neither owner nor token", "[net]") {
+  auto any =
+    expect_call<fencelock::release_request>(post("/v1/locks/a/release", R"({"force":true})"));
+  CHECK(any.force);
+  CHECK(any.token == 0);
+  auto one = expect_call<fencelock::release_request>(
+    post("/v1/locks/a/release", R"({"force":true,"token":9})"));
+  CHECK(one.token == 9);
+  expect_invalid(post("/v1/locks/a/release", R"({"force":"yes"})"), "force");
+  expect_invalid(post("/v1/locks/a/release", R"({"force":true,"token":0})"), "token");
+  // force false is a release like any other: owner and token are needed.
+  expect_invalid(post("/v1/locks/a/release", R"({"force":false,"token":3})"), "owner");
 }
 
 // --- status and list ---------------------------------------------------------------------------

@@ -59,6 +59,10 @@ TEST_CASE("every op parses into its request") {
   CHECK(std::get<renew_request>(renew.call).ttl_ms == 0);
   auto release = accepted(R"({"id":8,"op":"release","lock":"l","owner":"w","token":42})");
   CHECK_FALSE(std::get<release_request>(release.call).session_closed); // never from the wire
+  CHECK_FALSE(std::get<release_request>(release.call).force);
+  auto force = accepted(R"({"id":8,"op":"release","lock":"l","force":true})");
+  CHECK(std::get<release_request>(force.call).force);
+  CHECK(std::get<release_request>(force.call).token == 0);
   CHECK(std::get<ws_status>(accepted(R"({"id":9,"op":"status","lock":"l"})").call).name == "l");
   CHECK(std::get<check_request>(accepted(R"({"id":9,"op":"check","lock":"l","token":3})").call)
           .token

@@ -26,9 +26,9 @@ std::optional<lock_event_kind> kind_from(std::string_view s) {
 }
 
 std::optional<lease_end_cause> cause_from(std::string_view s) {
-  for (auto c : {lease_end_cause::released, lease_end_cause::expired,
-                 lease_end_cause::undelivered, lease_end_cause::session_closed,
-                 lease_end_cause::store_lost})
+  for (auto c :
+       {lease_end_cause::released, lease_end_cause::expired, lease_end_cause::undelivered,
+        lease_end_cause::session_closed, lease_end_cause::store_lost, lease_end_cause::revoked})
     if (to_string(c) == s)
       return c;
   return std::nullopt;
@@ -74,10 +74,9 @@ std::optional<lock_event> parse_store_event(std::string_view text) {
     auto* cause = o.if_contains("cause");
     auto c = cause != nullptr && cause->is_string() ? cause_from(cause->get_string())
                                                       : std::nullopt;
-    // The pairs lock_event promises: a release ends as released or session_closed, anything
-    // else as expired (events.hpp). A subscriber's lease_lost depends on the cause.
-    bool by_release = c == lease_end_cause::released || c == lease_end_cause::session_closed;
-    if (!c || by_release != (ev.kind == lock_event_kind::released))
+    // The pairs lock_event promises (end_kind, events.hpp). A subscriber's lease_lost depends
+    // on the cause.
+    if (!c || end_kind(*c) != ev.kind)
       return std::nullopt;
     ev.cause = *c;
   }
