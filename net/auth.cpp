@@ -4,6 +4,8 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
 #include <fstream>
 #include <sstream>
 
@@ -50,6 +52,31 @@ bool parse_grant(std::string_view text, std::pair<access, std::string>& out) {
     out.second = std::string{prefix};
   else
     return false;
+  return true;
+}
+
+/// The largest `rate:` or `waiters:` an auth file may set.
+constexpr uint32_t max_limit = 10'000'000;
+
+/// Reads "rate:N" or "waiters:N" into `who`: nothing when `text` is neither, else whether N is
+/// a valid limit.
+std::optional<bool> parse_limit(std::string_view text, principal& who) {
+  uint32_t* field = nullptr;
+  std::string_view value;
+  if (text.starts_with("rate:")) {
+    field = &who.max_rate;
+    value = text.substr(5);
+  } else if (text.starts_with("waiters:")) {
+    field = &who.max_waiting;
+    value = text.substr(8);
+  } else {
+    return std::nullopt;
+  }
+  uint32_t n = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec != std::errc{} || end != value.data() + value.size() || n == 0 || n > max_limit)
+    return false;
+  *field = n;
   return true;
 }
 
@@ -146,6 +173,13 @@ caf::expected<auth_table> auth_table::parse(std::string_view text) {
                                    "a client certificate whose subject CN is the name");
     }
     for (std::size_t i = 2; i < words.size(); ++i) {
+      if (auto limit = parse_limit(words[i], e.who)) {
+        if (!*limit)
+          return line_error(line_no, "'" + std::string{words[i]}
+                                       + "' is no limit: use rate:N or waiters:N, N from 1 to "
+                                       + std::to_string(max_limit));
+        continue;
+      }
       std::pair<access, std::string> grant;
       if (!parse_grant(words[i], grant))
         return line_error(line_no, "'" + std::string{words[i]}

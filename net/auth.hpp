@@ -42,6 +42,11 @@ struct principal {
   std::string name;
   /// Levels per lock-name prefix; the prefix "" (written `*`) covers every lock.
   std::vector<std::pair<access, std::string>> grants;
+  /// `rate:N`: requests per second over all its connections, renewals and releases aside
+  /// (0 = no limit; net/principal_limits.hpp).
+  uint32_t max_rate = 0;
+  /// `waiters:N`: acquires that may wait at once over all locks (0 = no limit).
+  uint32_t max_waiting = 0;
 
   /// Returns whether this principal may do `need` on the lock named `lock`.
   bool may(access need, std::string_view lock) const noexcept;

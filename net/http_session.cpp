@@ -276,16 +276,31 @@ void http_session::handle_request() {
   if (auto* immediate = std::get_if<reply>(&result))
     return send(std::move(*immediate));
   auto call = std::get<service_call>(std::move(result));
+  std::string waiting_as; // the principal whose waiter this acquire counts as, if any
   if (who) {
     if (auto err = authorize(*who, call, ctx_->cfg())) {
       log_denied(err, request_id_, who->name, peer_);
       return send(error_reply(err));
     }
+    bool keeps_lease =
+      std::holds_alternative<renew_request>(call) || std::holds_alternative<release_request>(call);
+    if (!keeps_lease && !ctx_->limits().admit(*who)) {
+      auto limited = error_reply(http::status::too_many_requests, "rate_limited",
+                                 principal_limits::over_rate(*who));
+      limited.retry_after_s = 1;
+      return send(std::move(limited));
+    }
+    const auto* acquire = std::get_if<acquire_request>(&call);
+    if (acquire != nullptr && acquire->wait_ms > 0 && who->max_waiting > 0) {
+      if (!ctx_->limits().start_waiting(*who))
+        return send(error_reply(principal_limits::over_waiters(*who)));
+      waiting_as = who->name;
+    }
     principal_ = who->name;
   } else {
     principal_.clear();
   }
-  start_call(std::move(call));
+  start_call(std::move(call), std::move(waiting_as));
 }
 
 void http_session::upgrade(http::request<http::string_body> req) {
@@ -326,7 +341,7 @@ void http_session::upgrade(http::request<http::string_body> req) {
   session->run(std::move(req));
 }
 
-void http_session::start_call(service_call call) {
+void http_session::start_call(service_call call, std::string waiting_as) {
   phase_ = phase::calling;
   // A waiting acquire may take up to wait_max_ms: the service, not a timer, ends the call.
   stream_.next_layer().expires_never();
@@ -335,7 +350,11 @@ void http_session::start_call(service_call call) {
     acquire_ = pending_acquire{acquire->name, acquire->request_id};
   }
   dispatch(ctx_->svc(), std::move(call), call_context{request_id_, principal_},
-           [self = shared_from_this()](reply r) { self->post_reply(std::move(r)); });
+           [self = shared_from_this(), waiting_as = std::move(waiting_as)](reply r) {
+             if (!waiting_as.empty()) // answered: it waits no more
+               self->ctx_->limits().end_waiting(waiting_as);
+             self->post_reply(std::move(r));
+           });
   do_watch_client();
 }
 

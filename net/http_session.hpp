@@ -91,7 +91,9 @@ private:
   void handle_request();
   /// Hands a WebSocket upgrade of /v1/ws to a ws_session (or refuses it).
   void upgrade(boost::beast::http::request<boost::beast::http::string_body> req);
-  void start_call(service_call call);
+  /// Calls the service; `waiting_as` names the principal whose waiter count the call holds
+  /// until it is answered ("" when none).
+  void start_call(service_call call, std::string waiting_as = {});
   void post_reply(reply r);
   void on_reply(reply r);
   /// Returns whether the client closed its side (or the connection broke): checked before a

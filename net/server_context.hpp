@@ -19,6 +19,7 @@
 #include "fencelock/config.hpp"
 #include "fencelock/service.hpp"
 #include "net/auth.hpp"
+#include "net/principal_limits.hpp"
 #include "net/tls.hpp"
 
 namespace fencelock::net {
@@ -56,6 +57,11 @@ public:
   /// Returns the authenticator, or null when requests need no credentials.
   const authenticator* auth() const noexcept {
     return auth_.get();
+  }
+
+  /// Returns the per-principal rate and waiter accounts (with an auth file).
+  principal_limits& limits() noexcept {
+    return limits_;
   }
 
   /// Returns the listener's TLS credentials, or null when it speaks plain HTTP.
@@ -112,6 +118,7 @@ private:
   const config cfg_;
   const std::shared_ptr<authenticator> auth_;
   const std::shared_ptr<tls_credentials> tls_;
+  principal_limits limits_;
   std::mutex gate_mutex_;
   bool gate_open_ = true;
   std::atomic<int64_t> http_sessions_{0};

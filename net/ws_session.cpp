@@ -206,6 +206,20 @@ bool ws_session::admit(ws_request& req) {
     send(error_frame(req.id, err));
     return false;
   }
+  bool keeps_lease = std::holds_alternative<renew_request>(req.call)
+                     || std::holds_alternative<release_request>(req.call);
+  if (!keeps_lease && !ctx_->limits().admit(*who)) {
+    send(error_frame(req.id, "rate_limited", principal_limits::over_rate(*who), 1000));
+    return false;
+  }
+  const auto* acquire = std::get_if<ws_acquire>(&req.call);
+  if (acquire != nullptr && acquire->req.wait_ms > 0 && who->max_waiting > 0) {
+    if (!ctx_->limits().start_waiting(*who)) {
+      send(error_frame(req.id, principal_limits::over_waiters(*who)));
+      return false;
+    }
+    waiting_as_ = who->name;
+  }
   principal_ = who->name;
   return true;
 }
@@ -226,7 +240,10 @@ void ws_session::start_acquire(json::value id, ws_acquire call) {
   svc.acquire(
     std::move(call.req),
     [self = shared_from_this(), id = std::move(id), name, owner, request_id, watch_id,
-     session_bound = call.session](caf::expected<lease> x) {
+     session_bound = call.session,
+     waiting_as = std::exchange(waiting_as_, {})](caf::expected<lease> x) {
+      if (!waiting_as.empty()) // answered: it waits no more
+        self->ctx_->limits().end_waiting(waiting_as);
       self->post([=, x = std::move(x)] {
         auto& service = self->ctx_->svc();
         self->waiting_acquires_.erase(request_id);

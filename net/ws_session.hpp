@@ -136,6 +136,9 @@ private:
   std::string certificate_name_;
   /// The principal of the frame being served ("" without authentication).
   std::string principal_;
+  /// Set by admit() for an acquire that counts as a waiter of this principal; the acquire's
+  /// answer gives the count back.
+  std::string waiting_as_;
 };
 
 } // namespace fencelock::net

@@ -228,6 +228,105 @@ TEST_CASE("auth_an_admin_force_releases_any_lease_and_its_holder_is_told", "[int
   CHECK_FALSE(c.get("/v1/locks/billing:job", bearer(ops)).json->at("held").as_bool());
 }
 
+TEST_CASE("auth_one_tenant_over_its_limits_does_not_starve_another", "[integration][auth]") {
+  temp_dir dir;
+  auto file = dir.path() / "tokens";
+  const std::string chatty = "chatty-31c9e0", patient = "patient-8d02b7", calm = "calm-4a6f11";
+  std::ofstream{file} << "chatty  " << sha256_hex(chatty) << "  lock:t: rate:2\n"
+                      << "patient " << sha256_hex(patient) << "  lock:t: waiters:2\n"
+                      << "calm    " << sha256_hex(calm) << "  lock:t:\n";
+  server_process server{(dir.path() / "data").string(), {"--auth-file", file.string()}};
+
+  SECTION("a rate over all of a principal's connections, renewals aside") {
+    http_client a{server.port(), http_options{30s, true}};
+    http_client b{server.port(), http_options{30s, true}};
+    auto lease =
+      require_lease(a.post("/v1/locks/t:held/acquire", acquire_body("w"), bearer(chatty)));
+    // 20 reads over two connections at once: a burst of 2 and 2 more per second, whatever
+    // the connection; one connection alone would never be limited (no max-request-rate).
+    int limited = 0;
+    for (int i = 0; i < 20; ++i) {
+      auto& c = i % 2 == 0 ? a : b;
+      auto res = c.get("/v1/locks/t:x", bearer(chatty));
+      if (res.status == 429) {
+        CHECK(res.error() == "rate_limited");
+        CHECK(res.header("retry-after") == "1");
+        ++limited;
+      } else {
+        CHECK(res.status == 200);
+      }
+    }
+    CHECK(limited > 0);
+    // Renewals of what it holds still go through, and another principal is not slowed.
+    CHECK(a.post("/v1/locks/t:held/renew", token_body("w", static_cast<int64_t>(lease.token)),
+                 bearer(chatty))
+            .status
+          == 200);
+    for (int i = 0; i < 20; ++i)
+      CHECK(b.get("/v1/locks/t:x", bearer(calm)).status == 200);
+  }
+  SECTION("waiting acquires per principal over all locks, over HTTP and WS") {
+    http_client c{server.port()};
+    for (auto lock : {"t:a", "t:b", "t:c"})
+      require_lease(
+        c.post(std::string{"/v1/locks/"} + lock + "/acquire", acquire_body("h"), bearer(calm)));
+    ws_client ws{server.port(), 0, patient};
+    for (int id : {1, 2})
+      ws.send({{"id", id},
+               {"op", "acquire"},
+               {"lock", id == 1 ? "t:a" : "t:b"},
+               {"owner", "p"},
+               {"ttlMs", 60'000},
+               {"waitMs", 60'000}});
+    // Both wait (no answer yet); the third, on yet another lock, is over the cap.
+    CHECK(eventually(
+      [&] { return c.get("/v1/locks/t:b", bearer(calm)).json->at("waiters").as_int64() == 1; },
+      20s));
+    auto third = ask(ws, {{"id", 3},
+                          {"op", "acquire"},
+                          {"lock", "t:c"},
+                          {"owner", "p"},
+                          {"ttlMs", 60'000},
+                          {"waitMs", 60'000}});
+    CHECK(error_of(third) == "too_many_waiters");
+    auto over_http =
+      c.post("/v1/locks/t:c/acquire",
+             json::object{{"owner", "p"}, {"ttlMs", 60'000}, {"waitMs", 1000}}, bearer(patient));
+    CHECK(over_http.status == 429);
+    CHECK(over_http.error() == "too_many_waiters");
+    // Another principal still queues there, and an acquire without waiting is not counted.
+    ws_client other{server.port(), 0, calm};
+    other.send({{"id", 9},
+                {"op", "acquire"},
+                {"lock", "t:c"},
+                {"owner", "q"},
+                {"ttlMs", 60'000},
+                {"waitMs", 60'000}});
+    CHECK(eventually(
+      [&] { return c.get("/v1/locks/t:c", bearer(calm)).json->at("waiters").as_int64() == 1; },
+      20s));
+    CHECK(c.post("/v1/locks/t:d/acquire", acquire_body("p"), bearer(patient)).status == 200);
+    // A waiter answered gives its place back: t:a's holder releases, patient's first is granted.
+    auto held_a = c.get("/v1/locks/t:a", bearer(calm));
+    REQUIRE(c.post("/v1/locks/t:a/release", token_body("h", held_a.json->at("token").as_int64()),
+                   bearer(calm))
+              .status
+            == 200);
+    auto first = ws.answer_to(1, 20s);
+    REQUIRE(first);
+    CHECK(first->at("type").as_string() == "granted");
+    ws.send({{"id", 4},
+             {"op", "acquire"},
+             {"lock", "t:c"},
+             {"owner", "p"},
+             {"ttlMs", 60'000},
+             {"waitMs", 60'000}});
+    CHECK(eventually(
+      [&] { return c.get("/v1/locks/t:c", bearer(calm)).json->at("waiters").as_int64() == 2; },
+      20s)); // queued behind calm's waiter, not refused
+  }
+}
+
 TEST_CASE("auth_websocket_by_header_or_by_auth_frame", "[integration][auth]") {
   auth_server s;
   // A wrong token on the upgrade is refused before the upgrade.

@@ -11,6 +11,7 @@
 #include "fencelock/owner.hpp"
 #include "fencelock/validate.hpp"
 #include "net/auth.hpp"
+#include "net/principal_limits.hpp"
 #include "net/json.hpp"
 #include "net/routes.hpp"
 #include "net/ws_protocol.hpp"
@@ -110,6 +111,55 @@ TEST_CASE("a cert principal is found by its name, never by a token", "[auth]") {
   // Two cert principals are fine (no token to share); a name still only once.
   CHECK(auth_table::parse("a cert read:*\nb cert read:*\n"));
   CHECK_FALSE(auth_table::parse("a cert read:*\na " + hash_of("x") + " read:*\n"));
+}
+
+TEST_CASE("an auth file line may limit its principal's rate and waiters", "[auth]") {
+  auto t = auth_table::parse("tenant " + hash_of("t") + " lock:t: rate:50 waiters:3\n" + "free "
+                             + hash_of("f") + " lock:f:\n");
+  REQUIRE(t);
+  const auto& tenant = *t->find(hash_token("t"));
+  CHECK(tenant.max_rate == 50);
+  CHECK(tenant.max_waiting == 3);
+  CHECK(tenant.may(access::lock, "t:a")); // the limits are no permissions
+  CHECK(tenant.grants.size() == 1);
+  CHECK(t->find(hash_token("f"))->max_rate == 0);
+  CHECK(t->find(hash_token("f"))->max_waiting == 0);
+  auto refused = [](const std::string& word) {
+    auto r = auth_table::parse("a " + hash_of("x") + " read:* " + word + "\n");
+    REQUIRE_FALSE(r);
+    return error_message(r.error());
+  };
+  for (auto word : {"rate:0", "rate:", "rate:x", "rate:-1", "waiters:10000001", "waiters:2.5"})
+    CHECK(refused(word).starts_with("line 1: '" + std::string{word} + "' is no limit"));
+}
+
+TEST_CASE("a principal's rate is shared by its connections, its waiters counted", "[auth]") {
+  principal tenant{"tenant", {}, 2, 2};
+  principal other{"other", {}, 0, 0};
+  principal_limits limits;
+  auto t0 = principal_limits::clock::now();
+  CHECK(limits.admit(tenant, t0));
+  CHECK(limits.admit(tenant, t0));
+  CHECK_FALSE(limits.admit(tenant, t0)); // a burst of 2, whatever connection sends it
+  CHECK(limits.admit(tenant, t0 + std::chrono::milliseconds{500})); // refilled at 2/s
+  CHECK_FALSE(limits.admit(tenant, t0 + std::chrono::milliseconds{500}));
+  for (int i = 0; i < 100; ++i)
+    CHECK(limits.admit(other, t0)); // unlimited, and not slowed by the tenant
+  // A reload that raises the rate takes effect at once.
+  principal raised{"tenant", {}, 10, 2};
+  CHECK(limits.admit(raised, t0 + std::chrono::milliseconds{500}));
+
+  CHECK(limits.start_waiting(tenant));
+  CHECK(limits.start_waiting(tenant));
+  CHECK_FALSE(limits.start_waiting(tenant));
+  CHECK(limits.waiting("tenant") == 2);
+  limits.end_waiting("tenant");
+  CHECK(limits.start_waiting(tenant));
+  CHECK(limits.start_waiting(other));
+  CHECK(limits.waiting("other") == 0); // not counted without a cap
+  limits.end_waiting("nobody");        // harmless
+  CHECK(code(principal_limits::over_waiters(tenant)) == errc::too_many_waiters);
+  CHECK(principal_limits::over_rate(tenant).find("rate:2") != std::string::npos);
 }
 
 TEST_CASE("bearer tokens are read from the Authorization header", "[auth]") {
