@@ -144,6 +144,30 @@ release_request as_holder(const std::string& name, const lease_record& x) {
   return release_request{name, x.owner, x.token, false, false};
 }
 
+/*
+ * Answers a renewal or release that the store did not find current: forbidden when the lease
+ * with that token is another principal's, else lease_lost. With a shared store the lease may
+ * have been taken through another instance, so foreign_principal() did not know it: the store
+ * is read to tell. Only with authentication (a qualified owner), and only on this failure path.
+ */
+template <class T>
+void refuse_not_current(self_ptr self, const std::string& owner, uint64_t token,
+                        caf::typed_response_promise<T> rp) {
+  if (owner_principal(owner).empty()) {
+    rp.deliver(lease_lost_error());
+    return;
+  }
+  ask_backend<lock_view>(
+    self, [&](auto done) { self->state.backend->read(self, std::move(done)); },
+    [rp, owner, token](caf::expected<lock_view> x) mutable {
+      bool foreign = x && x->lease && x->lease->token == token
+                     && owner_principal(x->lease->owner) != owner_principal(owner);
+      rp.deliver(foreign ? caf::make_error(errc::forbidden,
+                                           std::string{"the lease belongs to another principal"})
+                         : lease_lost_error());
+    });
+}
+
 // -- events ------------------------------------------------------------------------------------
 
 lock_event event_of(self_ptr self, lock_event_kind kind, const lease_record& x) {
@@ -450,13 +474,13 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       }
       ask_backend<store_answer>(
         self, [&](auto done) { self->state.backend->renew(self, req, std::move(done)); },
-        [self, rp](caf::expected<store_answer> x) mutable {
+        [self, rp, owner = req.owner, token = req.token](caf::expected<store_answer> x) mutable {
           if (!x) {
             rp.deliver(store_error(x.error()));
             return;
           } // unconfirmed: the holder counts down
           if (x->v != verdict::ok) {
-            rp.deliver(lease_lost_error());
+            refuse_not_current(self, owner, token, rp);
             return;
           }
           self->state.lock.note_lease(x->lease, true);
@@ -480,13 +504,14 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       auto cause = req.session_closed ? lease_end_cause::session_closed : lease_end_cause::released;
       ask_backend<store_answer>(
         self, [&](auto done) { self->state.backend->release(self, req, cause, std::move(done)); },
-        [self, rp, cause](caf::expected<store_answer> x) mutable {
+        [self, rp, cause, owner = req.owner,
+         token = req.token](caf::expected<store_answer> x) mutable {
           if (!x) {
             rp.deliver(store_error(x.error()));
             return;
           }
           if (x->v != verdict::ok) {
-            rp.deliver(lease_lost_error());
+            refuse_not_current(self, owner, token, rp);
             return;
           }
           rp.deliver(true);

@@ -3,13 +3,12 @@
 
 #include <catch2/catch.hpp>
 
-#include <openssl/evp.h>
-
 #include <csignal>
 #include <fstream>
 #include <string>
 
 #include "integration/checks.hpp"
+#include "integration/tokens.hpp"
 #include "support/child_process.hpp"
 #include "support/http_client.hpp"
 #include "support/lock_api.hpp"
@@ -24,20 +23,6 @@ namespace json = boost::json;
 
 namespace {
 
-/// The SHA-256 of `token` in hex, as `sha256sum` prints it.
-std::string sha256_hex(const std::string& token) {
-  unsigned char digest[32];
-  unsigned int size = 0;
-  EVP_Digest(token.data(), token.size(), digest, &size, EVP_sha256(), nullptr);
-  std::string out;
-  constexpr char hex[] = "0123456789abcdef";
-  for (unsigned i = 0; i < size; ++i) {
-    out.push_back(hex[digest[i] >> 4]);
-    out.push_back(hex[digest[i] & 0xf]);
-  }
-  return out;
-}
-
 const std::string billing = "billing-0f3a9c1e7d";
 const std::string billing2 = "billing2-5b8e2d4a61";
 const std::string dashboard = "dashboard-c4d19e8b02";
@@ -51,10 +36,6 @@ void write_auth_file(const std::filesystem::path& path, bool with_billing = true
   out << "billing2  " << sha256_hex(billing2) << "  lock:billing:\n"
       << "dashboard " << sha256_hex(dashboard) << "  read:*\n"
       << "ops       " << sha256_hex(ops) << "  admin:*\n";
-}
-
-header_list bearer(const std::string& token) {
-  return {{"Authorization", "Bearer " + token}};
 }
 
 struct auth_server {

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <fstream>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -15,6 +16,7 @@
 #include <boost/json.hpp>
 
 #include "integration/checks.hpp"
+#include "integration/tokens.hpp"
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
 #include "support/prom_text.hpp"
@@ -60,6 +62,34 @@ std::string type_of(const json::object& f) {
 }
 
 } // namespace
+
+TEST_CASE("redis_another_principal_gets_403_for_a_lease_taken_through_another_instance",
+          "[integration][redis][auth]") {
+  redis_server redis{require_redis_server()};
+  temp_dir conf;
+  auto file = conf.path() / "tokens";
+  const std::string billing = "billing-7e1d", billing2 = "billing2-c40a";
+  std::ofstream{file} << "billing  " << sha256_hex(billing) << "  lock:billing:\n"
+                      << "billing2 " << sha256_hex(billing2) << "  lock:billing:\n";
+  instance a{redis, {"--auth-file", file.string()}};
+  instance b{redis, {"--auth-file", file.string()}};
+  http_client via_a{a.port()};
+  http_client via_b{b.port()};
+  auto held =
+    require_lease(via_a.post("/v1/locks/billing:r/acquire",
+                             json::object{{"owner", "w"}, {"ttlMs", 30'000}}, bearer(billing)));
+  // B never saw this lease granted; the store tells it whose it is.
+  json::object same_label{{"owner", "w"}, {"token", static_cast<int64_t>(held.token)}};
+  auto renew = via_b.post("/v1/locks/billing:r/renew", same_label, bearer(billing2));
+  CHECK(renew.status == 403);
+  CHECK(renew.error() == "forbidden");
+  auto release = via_b.post("/v1/locks/billing:r/release", same_label, bearer(billing2));
+  CHECK(release.status == 403);
+  // A token that is no lease is still lease_lost, and the holder's own renewal through B works.
+  json::object stale{{"owner", "w"}, {"token", static_cast<int64_t>(held.token + 1)}};
+  CHECK(via_b.post("/v1/locks/billing:r/renew", stale, bearer(billing2)).status == 409);
+  CHECK(via_b.post("/v1/locks/billing:r/renew", same_label, bearer(billing)).status == 200);
+}
 
 TEST_CASE("redis_instances_share_holders_and_hand_off_to_each_others_waiters",
           "[integration][redis]") {

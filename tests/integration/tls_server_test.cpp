@@ -6,8 +6,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <openssl/evp.h>
-
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +15,7 @@
 
 #include "integration/certificates.hpp"
 #include "integration/checks.hpp"
+#include "integration/tokens.hpp"
 #include "support/child_process.hpp"
 #include "support/http_client.hpp"
 #include "support/poll.hpp"
@@ -27,20 +26,6 @@ using namespace fencelock::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-/// The SHA-256 of `token` in hex, as the auth file keeps it.
-std::string sha256_hex(const std::string& token) {
-  unsigned char digest[32];
-  unsigned int size = 0;
-  EVP_Digest(token.data(), token.size(), digest, &size, EVP_sha256(), nullptr);
-  std::string out;
-  constexpr char hex[] = "0123456789abcdef";
-  for (unsigned i = 0; i < size; ++i) {
-    out.push_back(hex[digest[i] >> 4]);
-    out.push_back(hex[digest[i] & 0xf]);
-  }
-  return out;
-}
 
 /// A fencelock server on a TLS listener with the test certificates; with `mutual` it requires
 /// client certificates signed by the test CA; `extra` adds settings.
