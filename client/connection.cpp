@@ -237,9 +237,10 @@ void connection::upgrade(uint64_t gen) {
         if (ec == websocket::error::upgrade_declined
             && l->upgrade_response.result() == beast::http::status::unauthorized)
           return fail_link("WebSocket upgrade at " + current().host_header() + current().target
-                           + " refused: 401 unauthenticated: "
-                           + (bearer_token_.empty() ? "the server wants a bearer token"
-                                                    : "the server refused the bearer token"));
+                             + " refused: 401 unauthenticated: "
+                             + (bearer_token_.empty() ? "the server wants a bearer token"
+                                                      : "the server refused the bearer token"),
+                           "unauthenticated");
         if (ec)
           return fail_link("WebSocket upgrade at " + current().host_header() + current().target
                            + " failed: " + ec.message());
@@ -253,6 +254,7 @@ void connection::on_upgraded(uint64_t) {
   backoff_ = first_backoff;
   failed_in_round_ = 0;
   round_failures_.clear();
+  round_code_.clear();
   for (auto& frame : waiting_)
     out_.push_back(std::move(frame));
   waiting_.clear();
@@ -344,9 +346,11 @@ void connection::on_timeout(uint64_t id) {
   p.handler(answer::failure("timeout", "no answer from " + current().host_header() + " in time"));
 }
 
-void connection::fail_link(const std::string& why) {
+void connection::fail_link(const std::string& why, const std::string& code) {
   if (state_ != state::open && state_ != state::connecting)
     return;
+  if (code != "connection_failed" && round_code_.empty())
+    round_code_ = code;
   bool was_open = state_ == state::open;
   ++gen_;
   server_idle_timeout_.reset();
@@ -370,6 +374,9 @@ void connection::fail_link(const std::string& why) {
     }
   }
   last_failure_ = was_open ? why : std::exchange(round_failures_, {});
+  auto failure_code = std::exchange(round_code_, {});
+  if (failure_code.empty())
+    failure_code = "connection_failed";
   failed_in_round_ = 0;
   waiting_.clear();
   // Decide before anyone hears of it: a failed request's handler may make a new one, which
@@ -389,7 +396,7 @@ void connection::fail_link(const std::string& why) {
   } else {
     state_ = state::idle;
   }
-  fail_all("connection_failed", last_failure_);
+  fail_all(failure_code, last_failure_);
   if (was_open && hooks_.dropped)
     hooks_.dropped();
 }

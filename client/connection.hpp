@@ -123,8 +123,10 @@ private:
   void queue_frame(std::string frame);
   void do_write();
   void on_write(uint64_t gen, boost::system::error_code ec);
-  // Ends the current attempt or connection with reason `why`; see the diagram.
-  void fail_link(const std::string& why);
+  // Ends the current attempt or connection with reason `why`; see the diagram. `code` is what
+  // the requests failed by it get: connection_failed, or the server's refusal of the upgrade
+  // (unauthenticated, forbidden), which retrying with the same credentials will not mend.
+  void fail_link(const std::string& why, const std::string& code = "connection_failed");
   void fail_all(const std::string& code, const std::string& why);
   void on_timeout(uint64_t id);
 
@@ -133,6 +135,7 @@ private:
   size_t current_ = 0;         // index into endpoints_
   size_t failed_in_round_ = 0; // attempts that failed since one last succeeded
   std::string round_failures_; // why, one "; "-separated sentence per endpoint
+  std::string round_code_;     // a server's refusal in this round, which outranks the rest
   std::chrono::milliseconds connect_timeout_;
   std::chrono::milliseconds idle_timeout_;
   std::string bearer_token_;

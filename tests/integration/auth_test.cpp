@@ -416,13 +416,14 @@ TEST_CASE("auth_the_cli_sends_the_token_of_its_file_or_environment", "[integrati
   CHECK(why.find("forbidden") != std::string::npos);
   // The environment's token works the same.
   CHECK(run({"status", "billing:cli"}, {"FENCELOCK_AUTH_TOKEN=" + dashboard}).first == 0);
-  // Without one the request is refused (77); a wrong one cannot even connect (69).
+  // Without one the request is refused (77); a wrong one is refused at the upgrade, which is
+  // as final: 77 too, not a connection failure to retry (69).
   auto [without, unauthenticated] = run({"status", "billing:cli"});
   INFO(unauthenticated);
   CHECK(without == 77);
   CHECK(unauthenticated.find("unauthenticated") != std::string::npos);
   auto [wrong, refused_upgrade] = run({"status", "billing:cli"}, {"FENCELOCK_AUTH_TOKEN=wrong"});
   INFO(refused_upgrade);
-  CHECK(wrong == 69);
+  CHECK(wrong == 77);
   CHECK(refused_upgrade.find("401 unauthenticated") != std::string::npos);
 }
