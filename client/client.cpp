@@ -205,6 +205,10 @@ void client::release(std::string_view name, uint64_t token) {
   core_->release_token(name, token);
 }
 
+void client::force_release(std::string_view name, uint64_t token) {
+  core_->force_release(name, token);
+}
+
 lease_info client::renew(std::string_view name, uint64_t token, std::chrono::milliseconds ttl) {
   return core_->renew_token(name, token, ttl);
 }

@@ -188,6 +188,16 @@ void client_core::release_token(std::string_view name, uint64_t token) {
     throw *a.error;
 }
 
+void client_core::force_release(std::string_view name, uint64_t token) {
+  require_user_thread("force_release");
+  boost::json::object fields{{"op", "release"}, {"lock", name}, {"force", true}};
+  if (token != 0)
+    fields["token"] = token;
+  auto a = call(std::move(fields), opts_.request_timeout);
+  if (!a.ok())
+    throw *a.error;
+}
+
 lock_info client_core::status(std::string_view name) {
   require_user_thread("status");
   auto a = call({{"op", "status"}, {"lock", name}}, opts_.request_timeout);

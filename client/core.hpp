@@ -67,6 +67,7 @@ public:
 
   /// Releases (name, token) of this client's owner; throws client_error.
   void release_token(std::string_view name, uint64_t token);
+  void force_release(std::string_view name, uint64_t token);
 
   /// Returns a lock's status; throws client_error.
   lock_info status(std::string_view name);

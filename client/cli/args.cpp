@@ -61,7 +61,8 @@ constexpr command_info commands[] = {
    "run <name> [options] -- <command> [args...]"},
   {"acquire", "Acquire a lease and print it (it is neither renewed nor released).",
    "acquire <name> [-O owner] [-t ttl] [-w wait]"},
-  {"release", "Release a lease.", "release <name> -O owner -T token"},
+  {"release", "Release a lease (or, as an admin, force-release whoever's with --force).",
+   "release <name> -O owner -T token | release <name> --force [-T token]"},
   {"renew", "Renew a lease once, for --ttl from now (default: its own TTL), and print it.",
    "renew <name> -O owner -T token [-t ttl]"},
   {"status", "Print a lock's status.", "status <name>"},
@@ -161,6 +162,7 @@ struct raw_values {
   std::string shell;
   std::vector<std::string> positionals;
   bool session = false;
+  bool force = false;
 };
 
 /// The App and what its options bind to.
@@ -266,8 +268,15 @@ command_line::command_line(const cli_context& ctx) {
 
   auto* release = subs["release"];
   positional(release, "name", "The lock.");
-  owner(release, "The owner the lease was granted to (required).");
-  token(release, "The lease's fencing token (required).");
+  owner(release, "The owner the lease was granted to (required without --force).");
+  token(release, "The lease's fencing token (required without --force; with it, only that "
+                 "lease is ended).");
+  release
+    ->add_flag(
+      "-f,--force", v.force,
+      "An admin's force-release: end the lock's lease whoever holds it (docs/security.md); "
+      "its holder is told lease_lost (revoked).")
+    ->disable_flag_override();
   url(release);
   output(release);
 
@@ -491,6 +500,17 @@ std::optional<cli_command> build(const std::string& name, const CLI::App* s, con
     errors.push_back(c.duration("--ttl", v.ttl, a.ttl, true));
     errors.push_back(c.duration("--wait", v.wait, a.wait, false));
     return result(std::move(a));
+  }
+  if (name == "release" && v.force) {
+    release_args r;
+    errors.push_back(c.one_positional("lock name", r.name, true));
+    with_common(r);
+    r.force = true;
+    if (given(s, "--owner"))
+      errors.push_back("--owner: not with --force (a force-release ends whoever's lease)");
+    if (given(s, "--token"))
+      errors.push_back(c.token(r.token));
+    return result(std::move(r));
   }
   if (name == "release" || name == "renew") {
     renew_args a;

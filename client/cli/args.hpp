@@ -68,7 +68,10 @@ struct acquire_args : common_args {
 struct release_args : common_args {
   std::string name;
   std::string owner;
+  /// 0 with `force`: whatever lease the lock has.
   uint64_t token = 0;
+  /// An admin's force-release (--force): no owner.
+  bool force = false;
 };
 
 /// The arguments of `fencelock renew <name> -O owner -T token [-t ttl]`.

@@ -80,7 +80,10 @@ int acquire_command(const acquire_args& a) {
 
 int release_command(const release_args& a) {
   return with_client("release", a, a.owner, [&](client& c) {
-    c.release(a.name, a.token);
+    if (a.force)
+      c.force_release(a.name, a.token);
+    else
+      c.release(a.name, a.token);
     print_line(table(a) ? released_text(a.name, a.token) : released_json());
     return exit_ok;
   });

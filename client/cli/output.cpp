@@ -215,6 +215,8 @@ std::string released_json() {
 }
 
 std::string released_text(std::string_view name, uint64_t token) {
+  if (token == 0) // a force-release of whatever lease the lock had
+    return "released " + std::string{name};
   return "released " + std::string{name} + " (token " + std::to_string(token) + ")";
 }
 

@@ -351,6 +351,12 @@ public:
   /// another process with the same owner). Throws client_error (lease_lost when it had ended).
   void release(std::string_view name, uint64_t token);
 
+  /// An admin's force-release (docs/security.md): ends the lease of lock `name` whoever holds
+  /// it, or only lease `token` when it is not 0; its holder is told lease_lost (revoked). Needs
+  /// admin on the lock with an auth file. Throws client_error (lease_lost when the lock is free
+  /// or holds another token, forbidden without the permission).
+  void force_release(std::string_view name, uint64_t token = 0);
+
   /// Renews lease `token` of lock `name` held by this client's owner once, for `ttl` from now
   /// (0 = the lease's own TTL), and returns it. The client does not renew it again. Throws
   /// client_error (lease_lost when it had ended).

@@ -207,6 +207,21 @@ TEST_CASE("auth_an_admin_force_releases_any_lease_and_its_holder_is_told", "[int
   REQUIRE(by_ws);
   CHECK(by_ws->at("type").as_string() == "reply");
   CHECK_FALSE(c.get("/v1/locks/billing:job", bearer(ops)).json->at("held").as_bool());
+
+  // And with the CLI: `release --force`, an admin's token from the environment.
+  require_lease(c.post("/v1/locks/billing:job/acquire", acquire_body("w2"), bearer(billing)));
+  auto url = "http://127.0.0.1:" + std::to_string(s.server->port());
+  auto [refused, why] = run_fencelock({"release", "billing:job", "--force", "--url", url},
+                                      {"FENCELOCK_AUTH_TOKEN=" + billing});
+  INFO(why);
+  CHECK(refused == 77);
+  auto [code, out] =
+    run_fencelock({"release", "billing:job", "--force", "--url", url, "-o", "json"},
+                  {"FENCELOCK_AUTH_TOKEN=" + ops});
+  INFO(out);
+  CHECK(code == 0);
+  CHECK(out.find("\"released\":true") != std::string::npos);
+  CHECK_FALSE(c.get("/v1/locks/billing:job", bearer(ops)).json->at("held").as_bool());
 }
 
 TEST_CASE("auth_one_tenant_over_its_limits_does_not_starve_another", "[integration][auth]") {

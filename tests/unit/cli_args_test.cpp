@@ -239,6 +239,19 @@ TEST_CASE("new commands: renew, check, list, version, completion", "[cli]") {
   auto rel = parse_ok<release_args>({"release", "l", "--owner=o", "--token=42"});
   CHECK(rel.owner == "o");
   CHECK(rel.token == 42u);
+  CHECK_FALSE(rel.force);
+}
+
+TEST_CASE("release --force needs no owner, and takes a token to end that lease only", "[cli]") {
+  auto any = parse_ok<release_args>({"release", "l", "--force"});
+  CHECK(any.force);
+  CHECK(any.token == 0u);
+  CHECK(any.owner.empty());
+  auto one = parse_ok<release_args>({"release", "l", "-f", "-T", "7"});
+  CHECK(one.token == 7u);
+  CHECK(error_of({"release", "l", "--force", "--owner", "o"}).starts_with("--owner: not with"));
+  CHECK(error_of({"release", "l", "--force", "--token", "0"}).starts_with("--token"));
+  CHECK(error_of({"release", "--force"}).starts_with("missing"));
 }
 
 TEST_CASE("watch: a trailing * makes a prefix", "[cli]") {
