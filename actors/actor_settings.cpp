@@ -8,6 +8,14 @@ void apply_actor_settings(caf::actor_system_config& cfg, uint32_t actor_threads)
   add_message_types(cfg);
   if (actor_threads > 0)
     cfg.set("scheduler.max-threads", static_cast<std::size_t>(actor_threads));
+  // An idle CAF 0.17 worker polls its queue 500 times with a 50 µs sleep between attempts
+  // before it waits on its condition variable. With a worker per core (at least 4), those
+  // wake-ups took a core's worth of context switches from the I/O thread and the store's
+  // commits on a small machine, and a message from the I/O thread waited up to 50 µs for a
+  // polling worker. Without the moderate phase a worker spins briefly, then sleeps until a
+  // message wakes it. Measured side by side (docs/benchmarks.md, issue 13): hot-lock grants/s
+  // +54 %, hand-off p50 1.0 -> 0.6 ms, uncontended HTTP +6 %, WebSocket +8 %.
+  cfg.set("work-stealing.moderate-poll-attempts", std::size_t{0});
 }
 
 } // namespace fencelock
