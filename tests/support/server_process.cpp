@@ -105,6 +105,10 @@ server_process::server_process(std::string data_dir, std::vector<std::string> ex
   std::string last;
   bool ready = eventually(
     [&] {
+      // The "listening" line may come before READY=1, which a TLS listener is known by.
+      if (notify_.wait_for([](std::string_view m) { return parse_ready_port(m).has_value(); },
+                           std::chrono::milliseconds{0}))
+        return true;
       auto res = client.try_request("GET", "/readyz");
       last = res ? res.response.describe() : res.what;
       return res && res.response.status == 200;
