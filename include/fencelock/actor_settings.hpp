@@ -13,7 +13,7 @@ namespace fencelock {
 /// Applies fencelock's settings to `cfg`; call before the actor_system exists. Registers the
 /// message types (add_message_types), runs `actor_threads` scheduler workers (0 = CAF's
 /// default: one per core, at least 4), and lets idle workers sleep until work comes instead of
-/// polling every 50 µs (work-stealing.moderate-poll-attempts = 0).
+/// polling every 50 µs, looking for work to steal every millisecond.
 void apply_actor_settings(caf::actor_system_config& cfg, uint32_t actor_threads = 0);
 
 } // namespace fencelock
