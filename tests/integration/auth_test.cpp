@@ -266,24 +266,24 @@ TEST_CASE("auth_one_tenant_over_its_limits_does_not_starve_another", "[integrati
     for (auto lock : {"t:a", "t:b", "t:c"})
       require_lease(
         c.post(std::string{"/v1/locks/"} + lock + "/acquire", acquire_body("h"), bearer(calm)));
+    // A waiting acquire as a frame, and the waiters a lock has.
+    auto waiting = [](int id, const char* lock, const char* owner) {
+      return json::object{{"id", id},       {"op", "acquire"}, {"lock", lock},
+                          {"owner", owner}, {"ttlMs", 60'000}, {"waitMs", 60'000}};
+    };
+    auto waiters_on = [&](const std::string& lock, int64_t n) {
+      return eventually(
+        [&] {
+          return c.get("/v1/locks/" + lock, bearer(calm)).json->at("waiters").as_int64() == n;
+        },
+        20s);
+    };
     ws_client ws{server.port(), 0, patient};
     for (int id : {1, 2})
-      ws.send({{"id", id},
-               {"op", "acquire"},
-               {"lock", id == 1 ? "t:a" : "t:b"},
-               {"owner", "p"},
-               {"ttlMs", 60'000},
-               {"waitMs", 60'000}});
+      ws.send(waiting(id, id == 1 ? "t:a" : "t:b", "p"));
     // Both wait (no answer yet); the third, on yet another lock, is over the cap.
-    CHECK(eventually(
-      [&] { return c.get("/v1/locks/t:b", bearer(calm)).json->at("waiters").as_int64() == 1; },
-      20s));
-    auto third = ask(ws, {{"id", 3},
-                          {"op", "acquire"},
-                          {"lock", "t:c"},
-                          {"owner", "p"},
-                          {"ttlMs", 60'000},
-                          {"waitMs", 60'000}});
+    CHECK(waiters_on("t:b", 1));
+    auto third = ask(ws, waiting(3, "t:c", "p"));
     CHECK(error_of(third) == "too_many_waiters");
     auto over_http =
       c.post("/v1/locks/t:c/acquire",
@@ -292,15 +292,8 @@ TEST_CASE("auth_one_tenant_over_its_limits_does_not_starve_another", "[integrati
     CHECK(over_http.error() == "too_many_waiters");
     // Another principal still queues there, and an acquire without waiting is not counted.
     ws_client other{server.port(), 0, calm};
-    other.send({{"id", 9},
-                {"op", "acquire"},
-                {"lock", "t:c"},
-                {"owner", "q"},
-                {"ttlMs", 60'000},
-                {"waitMs", 60'000}});
-    CHECK(eventually(
-      [&] { return c.get("/v1/locks/t:c", bearer(calm)).json->at("waiters").as_int64() == 1; },
-      20s));
+    other.send(waiting(9, "t:c", "q"));
+    CHECK(waiters_on("t:c", 1));
     CHECK(c.post("/v1/locks/t:d/acquire", acquire_body("p"), bearer(patient)).status == 200);
     // A waiter answered gives its place back: t:a's holder releases, patient's first is granted.
     auto held_a = c.get("/v1/locks/t:a", bearer(calm));
@@ -311,15 +304,8 @@ TEST_CASE("auth_one_tenant_over_its_limits_does_not_starve_another", "[integrati
     auto first = ws.answer_to(1, 20s);
     REQUIRE(first);
     CHECK(first->at("type").as_string() == "granted");
-    ws.send({{"id", 4},
-             {"op", "acquire"},
-             {"lock", "t:c"},
-             {"owner", "p"},
-             {"ttlMs", 60'000},
-             {"waitMs", 60'000}});
-    CHECK(eventually(
-      [&] { return c.get("/v1/locks/t:c", bearer(calm)).json->at("waiters").as_int64() == 2; },
-      20s)); // queued behind calm's waiter, not refused
+    ws.send(waiting(4, "t:c", "p"));
+    CHECK(waiters_on("t:c", 2)); // queued behind calm's waiter, not refused
   }
 }
 

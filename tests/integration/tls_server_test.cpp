@@ -240,16 +240,9 @@ TEST_CASE("tls_files_that_cannot_be_used_stop_the_boot_naming_the_key", "[integr
   auto boot = [&](std::vector<std::string> tls_args) {
     std::vector<std::string> args{"serve", "--data-dir", data.str(), "--port", "0"};
     args.insert(args.end(), tls_args.begin(), tls_args.end());
-    child_process p{server_binary(), args};
-    auto st = p.wait(60s);
-    REQUIRE(st.has_value());
-    CHECK(st->exited);
-    CHECK(st->code == 78);
-    eventually([&] { return p.output_closed(); }, 5s);
-    std::string err;
-    for (const auto& l : p.stderr_lines())
-      err += l + "\n";
-    return err;
+    auto [code, out] = run_fencelock(args);
+    CHECK(code == 78);
+    return out;
   };
   auto missing = certs.path("missing.pem");
   CHECK(boot({"--tls-cert", missing, "--tls-key", certs.path("server.key")})
