@@ -113,8 +113,10 @@ void http_session::drain() {
   asio::post(strand_, [self = shared_from_this()] {
     self->draining_ = true;
     self->keep_alive_ = false;
-    // Nothing was acknowledged to a client that is still sending (or has not begun) a request.
-    if (self->phase_ == phase::reading)
+    // An idle keep-alive connection is closed. One whose request has begun is answered: its
+    // client may have sent all of it before the drain (the read just had not run yet), and
+    // closing would reset the connection with the request unanswered.
+    if (self->phase_ == phase::reading && !self->request_begun())
       self->close_now();
   });
 }
@@ -249,7 +251,7 @@ void http_session::on_read_error(error_code ec) {
 void http_session::handle_request() {
   auto req = parser_->release();
   version_ = req.version();
-  keep_alive_ = req.keep_alive();
+  keep_alive_ = req.keep_alive() && !draining_; // a request read in a drain is the last one
   head_ = req.method() == http::verb::head;
   request_id_ = request_id_of(req);
   if (beast::websocket::is_upgrade(req))
@@ -309,9 +311,9 @@ void http_session::upgrade(http::request<http::string_body> req) {
   if (path != "/v1/ws")
     return send(error_reply(http::status::not_found, "not_found",
                             "WebSocket upgrades are served at /v1/ws only"));
-  if (!ctx_->svc().running())
-    return send(
-      error_reply(caf::make_error(errc::shutting_down, std::string{"the service is not running"})));
+  if (draining_ || !ctx_->svc().running())
+    return send(error_reply(
+      caf::make_error(errc::shutting_down, std::string{"the server is shutting down"})));
   if (ctx_->ws_sessions() >= ctx_->cfg().ws_max_sessions) {
     // Turned away before the upgrade, with a plain HTTP answer the client can read.
     keep_alive_ = false;
@@ -382,6 +384,13 @@ bool http_session::peer_closed() {
   auto n =
     ::recv(stream_.next_layer().socket().native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
   return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+bool http_session::request_begun() {
+  if (buffer_.size() > 0 || (parser_ && parser_->got_some()))
+    return true;
+  error_code ec;
+  return stream_.next_layer().socket().available(ec) > 0 && !ec;
 }
 
 // --- watching the client while a call is pending -----------------------------------------------

@@ -99,6 +99,9 @@ private:
   /// Returns whether the client closed its side (or the connection broke): checked before a
   /// grant goes out, so that a grant nobody reads is undone rather than written.
   bool peer_closed();
+  /// Returns whether any byte of a next request arrived (read or still in the kernel): a drain
+  /// lets such a request finish and answers it, as it closes a connection that is only idle.
+  bool request_begun();
 
   void do_watch_client();
   void on_watch_client(error_code ec, std::size_t bytes);

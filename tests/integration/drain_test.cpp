@@ -19,6 +19,7 @@
 #include "support/http_client.hpp"
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
+#include "support/prom_text.hpp"
 #include "support/redis_server.hpp"
 #include "support/server_process.hpp"
 #include "support/temp_dir.hpp"
@@ -167,6 +168,13 @@ TEST_CASE("sigterm_answers_a_call_in_progress_on_a_connection_with_nothing_else_
   auto body = json::serialize(json::object{{"owner", "w1"}, {"token", held.token}});
   REQUIRE_FALSE(client.send(raw_request("POST", "/v1/locks/frozen/renew", body)));
   client.shutdown_send(); // the server reads EOF, and stops watching this connection
+  // SIGTERM only once the renewal is in progress: a request the server has not yet read when
+  // it closes its acceptor is another case (below), not this one.
+  auto renewing = [&] {
+    auto scrape = http_client{server.port()}.get("/metrics").body;
+    return sample(scrape, "fencelock_requests_in_progress") == 1.0;
+  };
+  REQUIRE(eventually(renewing, 20s));
 
   std::optional<exit_status> status;
   std::jthread terminating{[&] { status = server.terminate(90s); }};
@@ -177,6 +185,64 @@ TEST_CASE("sigterm_answers_a_call_in_progress_on_a_connection_with_nothing_else_
   INFO(answer->describe());
   CHECK(answer->status == 503); // the store did not answer, or the service is shutting down
   redis.process().resume();
+  terminating.join();
+  REQUIRE(status.has_value());
+  INFO(status->describe());
+  CHECK(status->clean());
+  for (const auto& line : server.lines())
+    CHECK(line.find("\"drain_timeout\"") == std::string::npos);
+}
+
+// A drain closes idle keep-alive connections at once, but a request that has begun to arrive
+// is read and answered (with Connection: close): its client may have sent all of it just
+// before SIGTERM, and closing would reset the connection with the request unanswered.
+TEST_CASE("sigterm_answers_a_request_that_had_begun_and_closes_idle_connections", "[integration]") {
+  temp_dir dir;
+  server_process server{dir.str(), {"--drain-timeout-ms", "60000"}};
+  lock_client api{server.port()};
+  require_lease(api.acquire("busy", "w1", 60'000, 0));
+
+  // A waiter, so that its 503 shows when the drain has begun.
+  raw_connection waiting{server.port(), 40s};
+  auto acquire =
+    json::serialize(json::object{{"owner", "w2"}, {"ttlMs", 60'000}, {"waitMs", 60'000}});
+  REQUIRE_FALSE(waiting.send(raw_request("POST", "/v1/locks/busy/acquire", acquire)));
+  REQUIRE(eventually(
+    [&] {
+      auto scrape = http_client{server.port()}.get("/metrics").body;
+      return sample(scrape, "fencelock_waiters") == 1.0;
+    },
+    20s));
+  // Each connection is answered once first, so that the server has accepted it; `idle` after
+  // `late`, so that the drain reaches `late` first.
+  auto status_request = raw_request("GET", "/v1/locks/busy");
+  raw_connection late{server.port(), 40s};
+  REQUIRE_FALSE(late.send(status_request));
+  REQUIRE(late.read_response());
+  raw_connection idle{server.port(), 40s};
+  REQUIRE_FALSE(idle.send(raw_request("GET", "/healthz")));
+  REQUIRE(idle.read_response());
+  // Everything of the next request but its last line ending.
+  REQUIRE_FALSE(late.send(status_request.substr(0, status_request.size() - 2)));
+
+  std::optional<exit_status> status;
+  std::jthread terminating{[&] { status = server.terminate(90s); }};
+  auto waiter_answer = waiting.read_response();
+  REQUIRE(waiter_answer);
+  CHECK(waiter_answer->status == 503);
+  CHECK(waiter_answer->error() == "shutting_down");
+  CHECK(idle.wait_closed(20s)); // idle: closed without an answer
+
+  REQUIRE_FALSE(late.send("\r\n"));
+  boost::system::error_code ec;
+  auto answer = late.read_response(&ec);
+  INFO("read: " << ec.message());
+  REQUIRE(answer.has_value());
+  INFO(answer->describe());
+  CHECK(answer->status == 200);
+  CHECK(answer->header("Connection") == "close");
+  CHECK(late.wait_closed(20s));
+
   terminating.join();
   REQUIRE(status.has_value());
   INFO(status->describe());
