@@ -186,11 +186,7 @@ child_process::~child_process() {
       status_ = decode(st);
   }
   close_fd(stdin_fd_);
-  {
-    // Let the readers drain what the child wrote; a grandchild holding the pipe must not hang us.
-    std::unique_lock<std::mutex> guard{mtx_};
-    cv_.wait_for(guard, std::chrono::seconds{2}, [this] { return stdout_eof_; });
-  }
+  await_output_end();
   stop_readers_ = true;
   if (out_reader_.joinable())
     out_reader_.join();
@@ -369,11 +365,21 @@ exit_status child_process::kill() {
   return status_.value_or(exit_status{});
 }
 
+void child_process::await_output_end() {
+  // A grandchild holding the pipes must not hang us: the wait is bounded.
+  std::unique_lock<std::mutex> guard{mtx_};
+  cv_.wait_for(guard, std::chrono::seconds{2}, [this] { return stdout_eof_ && stderr_eof_; });
+}
+
 std::optional<exit_status> child_process::wait(std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    if (try_reap(WNOHANG))
+    if (try_reap(WNOHANG)) {
+      // The child is gone, but its last lines may still be in the pipe: read them first, so
+      // that lines() has everything it printed.
+      await_output_end();
       return status_;
+    }
     if (std::chrono::steady_clock::now() >= deadline)
       return std::nullopt;
     std::this_thread::sleep_for(std::chrono::milliseconds{5});

@@ -91,7 +91,8 @@ public:
   /// Sends SIGKILL and reaps the child; returns how it ended.
   exit_status kill();
 
-  /// Waits up to `timeout` for the child to exit and reaps it; returns nothing on timeout.
+  /// Waits up to `timeout` for the child to exit and reaps it, and for the readers to take in
+  /// what it printed; returns nothing on timeout.
   std::optional<exit_status> wait(std::chrono::milliseconds timeout);
 
   /// Returns whether the child still runs (not reaped, and waitpid does not report an exit).
@@ -102,6 +103,8 @@ public:
 
 private:
   void read_loop(int fd, std::vector<std::string>& out, bool is_stdout);
+  // Waits (at most 2 s) until both readers reached the end of their pipes.
+  void await_output_end();
   // Reaps the child if waitpid reports an exit; `flags` as for waitpid. Returns true if reaped.
   bool try_reap(int flags);
 
