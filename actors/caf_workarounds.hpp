@@ -1,9 +1,10 @@
 #pragma once
 
-// Two defects of CAF 0.17.6 (the version Debian 12 ships) that decide whether a message is
-// answered at all, and the one place each is worked around. CAF 0.18 replaced both mechanisms.
+// Three defects of CAF 0.17.6 (the version Debian 12 ships) that decide whether a message is
+// answered at all, and the one place each is worked around. CAF 0.18 replaced these mechanisms.
 
 #include <caf/duration.hpp>
+#include <caf/error.hpp>
 #include <caf/timespan.hpp>
 
 namespace fencelock {
@@ -25,6 +26,19 @@ template <class Self>
 void resume_skipped(Self* self) {
   self->get_urgent_queue().flush_cache();
   self->get_normal_queue().flush_cache();
+}
+
+/// An actor that ends with a response promise undelivered drops it: CAF 0.17 sends no
+/// `broken_promise`, and a request without a timeout then waits forever. The actors whose
+/// requests carry no timeout (the store actor, the fence issuer: their answers are awaited on
+/// every grant, where a CAF timeout would cost the clock thread two wake-ups) call this on the
+/// promises they still hold as their state is destroyed, however the actor ends.
+template <class Promises>
+void break_promises(Promises& promises, const caf::error& why) {
+  for (auto& rp : promises)
+    if (rp.pending())
+      rp.deliver(why);
+  promises.clear();
 }
 
 } // namespace fencelock

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "actors/caf_workarounds.hpp"
 #include "fencelock/errc.hpp"
 #include "fencelock/types.hpp"
 
@@ -87,6 +88,12 @@ void settle(self_ptr self) {
 }
 
 } // namespace
+
+fence_issuer_state::~fence_issuer_state() {
+  // A crash (not a clean stop, which answers them) leaves requests queued for a reservation.
+  break_promises(queued,
+                 caf::make_error(errc::unavailable, std::string{"the fence issuer stopped"}));
+}
 
 fence_issuer_actor::behavior_type fence_issuer_impl(self_ptr self, store_actor store,
                                                     uint64_t floor, uint64_t block) {

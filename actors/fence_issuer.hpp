@@ -10,6 +10,9 @@ namespace fencelock {
 struct fence_issuer_state {
   // Not an aggregate: CAF would otherwise try to build the state from the actor pointer.
   fence_issuer_state() = default;
+  fence_issuer_state(const fence_issuer_state&) = delete;
+  fence_issuer_state& operator=(const fence_issuer_state&) = delete;
+  ~fence_issuer_state();
 
   store_actor store;
   uint64_t next = 0;    // the next token to hand out

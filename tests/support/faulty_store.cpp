@@ -1,16 +1,18 @@
 #include "support/faulty_store.hpp"
 
+#include <stdexcept>
 #include <string>
 
 #include "fencelock/errc.hpp"
 
 namespace fencelock {
 
-void faulty_store::fail(call which, uint64_t n, bool and_after) {
+void faulty_store::fail(call which, uint64_t n, bool and_after, failure how) {
   std::lock_guard guard{mtx_};
   auto& p = plans_[static_cast<size_t>(which)];
   p.fail_at = p.made + (n == 0 ? 1 : n);
   p.and_after = and_after;
+  p.how = how;
 }
 
 void faulty_store::heal() {
@@ -31,8 +33,10 @@ caf::error faulty_store::take(call which) {
   bool fails = p.fail_at != 0 && (number == p.fail_at || (p.and_after && number > p.fail_at));
   if (!fails)
     return caf::none;
-  return caf::make_error(errc::store_unavailable,
-                         "injected failure of call " + std::to_string(number));
+  auto what = "injected failure of call " + std::to_string(number);
+  if (p.how == failure::exception)
+    throw std::runtime_error{what};
+  return caf::make_error(errc::store_unavailable, what);
 }
 
 caf::expected<std::vector<stored_lock>> faulty_store::load_all() {
@@ -42,6 +46,8 @@ caf::expected<std::vector<stored_lock>> faulty_store::load_all() {
 }
 
 caf::error faulty_store::commit(const store_batch& batch) {
+  if (before_commit)
+    before_commit();
   if (auto err = take(call::commit))
     return err;
   return inner_->commit(batch);

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -20,15 +21,21 @@ public:
   explicit faulty_store(std::shared_ptr<lease_store> inner) : inner_(std::move(inner)) {
   }
 
-  /// Makes the `n`th `which` call from now fail (1 = the next one) with store_unavailable;
-  /// with `and_after`, every `which` call after it fails too, until heal().
-  void fail(call which, uint64_t n = 1, bool and_after = true);
+  /// How a call fails: it returns store_unavailable, or throws std::runtime_error.
+  enum class failure : uint8_t { error, exception };
+
+  /// Makes the `n`th `which` call from now fail (1 = the next one) as `how` says; with
+  /// `and_after`, every `which` call after it fails too, until heal().
+  void fail(call which, uint64_t n = 1, bool and_after = true, failure how = failure::error);
 
   /// Lets every call through again.
   void heal();
 
   /// Returns how many `which` calls were made, failed ones included.
   uint64_t calls(call which) const;
+
+  /// Runs at the start of every commit, on the store actor's thread (null = nothing).
+  std::function<void()> before_commit;
 
   caf::expected<std::vector<stored_lock>> load_all() override;
   caf::error commit(const store_batch& batch) override;
@@ -38,6 +45,7 @@ private:
   struct plan {
     uint64_t fail_at = 0; // the call number that fails first (0 = none)
     bool and_after = false;
+    failure how = failure::error;
     uint64_t made = 0;
   };
 

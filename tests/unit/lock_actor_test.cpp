@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "actors/fence_issuer.hpp"
 #include "support/faulty_store.hpp"
 #include "tests/unit/actor_fixture.hpp"
 
@@ -207,6 +208,89 @@ TEST_CASE("store failures fail closed", "[actors]") {
   auto next = f.acquire("a", "bob", 1000);
   REQUIRE(next->value());
   CHECK(next->value()->token > l.token);
+}
+
+// The lock actors await the store and the fence issuer without a CAF timeout (a timed-out write
+// could still become durable): each must answer every request, however it fails.
+TEST_CASE("a commit that throws is answered store_unavailable and the store goes on", "[actors]") {
+  auto faulty = std::make_shared<faulty_store>(std::make_shared<memory_store>());
+  actor_fixture f{faulty};
+  auto l = f.acquire("a", "alice", 1000)->value().value();
+  faulty->fail(faulty_store::call::commit, 1, false, faulty_store::failure::exception);
+  // Answered without the clock moving: nothing waits for a timeout.
+  CHECK(code_of(f.acquire("b", "bob", 1000)) == errc::store_unavailable);
+  CHECK_FALSE(f.status("b").held);
+  CHECK_FALSE(f.runtime->ready());
+  // The store actor lives on: the next write commits.
+  auto b = f.acquire("b", "bob", 1000);
+  REQUIRE(b->value());
+  CHECK(b->value()->token > l.token);
+  CHECK(f.runtime->ready());
+}
+
+TEST_CASE("a commit that runs past the stall limit makes the store not ready", "[actors]") {
+  using namespace std::chrono_literals;
+  auto faulty = std::make_shared<faulty_store>(std::make_shared<memory_store>());
+  actor_fixture f{faulty};
+  auto& health = std::static_pointer_cast<embedded_store>(f.runtime)->health();
+  std::chrono::steady_clock::time_point began;
+  std::optional<bool> ready_soon;
+  std::optional<bool> ready_later;
+  faulty->before_commit = [&] {
+    began = std::chrono::steady_clock::time_point{
+      std::chrono::nanoseconds{health.running_since_ns.load()}};
+    ready_soon = health.ready(began + health.stall_limit);
+    ready_later = health.ready(began + health.stall_limit + 1ms);
+  };
+  REQUIRE(f.acquire("a", "alice", 1000)->value());
+  CHECK(began.time_since_epoch().count() != 0); // the commit was timed
+  CHECK(ready_soon == true);
+  CHECK(ready_later == false); // a stall: /readyz answers 503
+  // Once the commit returned, the store is ready again, whenever it is asked.
+  CHECK(health.running_since_ns == 0);
+  CHECK(health.ready(began + 1h));
+  CHECK(f.runtime->ready());
+}
+
+TEST_CASE("a write waiting when the store actor stops is answered store_unavailable", "[actors]") {
+  actor_fixture f;
+  auto store = std::static_pointer_cast<embedded_store>(f.runtime)->store_handle();
+  auto written = f.ask<bool>(store, put_atom_v, stored_lock{"a", false, "", 0, 0, 0, 7, 0});
+  f.sched.run_once(); // the client sends the write
+  f.sched.run_once(); // the store takes it and queues its commit behind it
+  REQUIRE_FALSE(written->has_value());
+  // Stopped before the commit: an urgent exit overtakes the queued flush.
+  caf::anon_send<caf::message_priority::high>(
+    caf::actor_cast<caf::actor>(store), caf::exit_msg{caf::actor_addr{}, caf::exit_reason::kill});
+  f.run();
+  CHECK(code_of(written) == errc::store_unavailable);
+}
+
+TEST_CASE("requests queued at a fence issuer that crashes are answered", "[actors]") {
+  actor_fixture f;
+  // A store that takes writes and never answers: the issuer's first reservation stays open.
+  auto silent = f.sys.spawn([](store_actor::pointer self) -> store_actor::behavior_type {
+    auto kept = std::make_shared<std::vector<caf::typed_response_promise<bool>>>();
+    auto keep = [self, kept] {
+      kept->push_back(self->make_response_promise<bool>());
+      return kept->back();
+    };
+    return {
+      [=](put_atom, stored_lock&) -> caf::result<bool> { return keep(); },
+      [=](reserve_atom, uint64_t) -> caf::result<bool> { return keep(); },
+      [=](settle_atom, uint64_t) -> caf::result<bool> { return keep(); },
+      [](flush_atom) {},
+    };
+  });
+  auto issuer = f.sys.spawn(fence_issuer_impl, silent, uint64_t{1}, uint64_t{10});
+  auto token = f.ask<uint64_t>(issuer, next_token_atom_v);
+  f.run();
+  REQUIRE_FALSE(token->has_value()); // queued until a ceiling is durable
+  caf::anon_send_exit(issuer, caf::exit_reason::kill);
+  f.run();
+  CHECK(code_of(token) == errc::unavailable);
+  caf::anon_send_exit(silent, caf::exit_reason::kill);
+  f.run();
 }
 
 TEST_CASE("concurrent writes share one commit", "[actors]") {

@@ -3,7 +3,6 @@
 #include <atomic>
 #include <chrono>
 
-#include "actors/caf_workarounds.hpp"
 #include "actors/event_hub.hpp"
 #include "actors/fence_issuer.hpp"
 #include "actors/store/embedded/lock_record.hpp"
@@ -64,7 +63,7 @@ public:
     }
     // Free, or the lease ran out and its expiry is not written yet: end it with this grant.
     auto settled = rec_.holder;
-    self->request(env_->fence, env_->timeout, next_token_atom_v)
+    self->request(env_->fence, caf::infinite, next_token_atom_v)
       .await(
         [this, self, req, settled, done](uint64_t token) {
           auto next = make_lease(req.owner, token, req.ttl_ms, self->clock().now(), env_->clock);
@@ -111,7 +110,7 @@ public:
 
   void read(lock_self self, reply<lock_view> done) override {
     bool alive = rec_.alive(self->clock().now(), stalls());
-    if (rec_.holder && !alive && !env_->healthy->load()) {
+    if (rec_.holder && !alive && !env_->health->ok.load()) {
       // The lease ran out but its end cannot be written: it is neither held nor free on
       // record. Fail closed, as the acquire that would end it does.
       return done(caf::make_error(errc::store_unavailable,
@@ -156,6 +155,13 @@ private:
    * (with the error when the write failed: then nothing changed). `urgent` writes (renewals and
    * ends) overtake queued grants at the store, as the requests that caused them overtook them
    * on their way here.
+   *
+   * No timeout: the store actor answers every write once its commit returned (or when it
+   * stops), and only then is the outcome known. A write timed out while its commit still runs
+   * could become durable after the lock actor gave up on it, and the record here would no
+   * longer be what is on disk. A stalled commit shows instead in the store's readiness
+   * (commit_health), and callers are answered by the bridge's deadline. It also spares CAF's
+   * clock thread two wake-ups per write (one to arm the timeout, one when it fires).
    */
   void commit(lock_self self, std::optional<lease_record> next, bool urgent,
               std::function<void(caf::error)> then) {
@@ -170,11 +176,11 @@ private:
     auto on_failed = [then](caf::error& err) { then(std::move(err)); };
     if (urgent)
       self
-        ->request<caf::message_priority::high>(env_->store, priority_timeout(env_->timeout),
-                                               put_atom_v, std::move(record))
+        ->request<caf::message_priority::high>(env_->store, caf::infinite, put_atom_v,
+                                               std::move(record))
         .await(on_written, on_failed);
     else
-      self->request(env_->store, env_->timeout, put_atom_v, std::move(record))
+      self->request(env_->store, caf::infinite, put_atom_v, std::move(record))
         .await(on_written, on_failed);
   }
 
@@ -199,21 +205,21 @@ caf::expected<std::shared_ptr<embedded_store>> embedded_store::make(
   std::shared_ptr<embedded_store> result{new embedded_store};
   result->store_ = store;
   result->held_ = table->held_names();
+  result->health_->stall_limit = settings.commit_stall_limit;
   auto env = std::make_shared<environment>();
   env->table = table;
   env->store =
     settings.detached
-      ? sys.spawn<caf::detached>(store_actor_impl, store, table, result->healthy_, reporter)
-      : sys.spawn(store_actor_impl, store, table, result->healthy_, reporter);
+      ? sys.spawn<caf::detached>(store_actor_impl, store, table, result->health_, reporter)
+      : sys.spawn(store_actor_impl, store, table, result->health_, reporter);
   result->lister_ =
     sys.spawn(table_lister_impl, std::shared_ptr<const lease_table>{table}, settings.clock);
   env->fence = sys.spawn(fence_issuer_impl, env->store, *floor, settings.fence_block);
   env->clock = settings.clock;
-  env->timeout = settings.timeout;
   if (settings.watch_stalls)
     env->stalls = std::make_shared<stall_window>();
   env->reporter = reporter;
-  env->healthy = result->healthy_;
+  env->health = result->health_;
   result->env_ = std::move(env);
   result->announcer_ = std::make_shared<local_announcer>(
     std::move(events), std::move(reporter), static_cast<int64_t>(result->held_.size()));
@@ -249,7 +255,7 @@ void embedded_store::start(registry_actor) {
 }
 
 bool embedded_store::ready() const noexcept {
-  return healthy_->load();
+  return health_->ready(std::chrono::steady_clock::now());
 }
 
 std::vector<caf::actor> embedded_store::actors() const {

@@ -29,8 +29,8 @@ struct embedded_settings {
   clock_mapping clock = clock_mapping::now();
   /// Tokens reserved per durable write of the fence ceiling.
   uint64_t fence_block = 10'000;
-  /// How long a store or fence request may take before it counts as failed (fail closed).
-  caf::timespan timeout = std::chrono::seconds{10};
+  /// How long a commit may run before the store reports itself not ready (a stalled disk).
+  std::chrono::steady_clock::duration commit_stall_limit = std::chrono::seconds{5};
   /// Whether the store actor gets a thread of its own (a store that blocks on I/O).
   bool detached = true;
   /// Whether to watch for stalls of the process (the grace of actors/stall.hpp).
@@ -69,6 +69,11 @@ public:
     return env_->fence;
   }
 
+  /// Returns how the store's commits go (for tests).
+  commit_health& health() const noexcept {
+    return *health_;
+  }
+
   /// Returns the lease table (for tests).
   const lease_table& table() const noexcept {
     return *env_->table;
@@ -81,11 +86,10 @@ public:
     std::shared_ptr<lease_table> table;
     fence_issuer_actor fence;
     clock_mapping clock;
-    caf::timespan timeout;
     std::shared_ptr<stall_window> stalls;
     std::shared_ptr<store_reporter> reporter;
-    /// Whether the store's last commit succeeded.
-    std::shared_ptr<std::atomic<bool>> healthy;
+    /// How the store's commits go.
+    std::shared_ptr<commit_health> health;
   };
 
 private:
@@ -95,7 +99,7 @@ private:
   std::shared_ptr<environment> env_;
   std::shared_ptr<change_announcer> announcer_;
   table_lister_actor lister_;
-  std::shared_ptr<std::atomic<bool>> healthy_ = std::make_shared<std::atomic<bool>>(true);
+  std::shared_ptr<commit_health> health_ = std::make_shared<commit_health>();
   std::vector<std::string> held_;
 };
 

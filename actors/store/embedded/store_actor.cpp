@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "actors/caf_workarounds.hpp"
 #include "fencelock/errc.hpp"
 
 namespace fencelock {
@@ -22,11 +23,27 @@ caf::typed_response_promise<bool> enqueue_write(self_ptr self) {
   return st.waiting.back();
 }
 
+int64_t steady_ns(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+/// Commits `batch`. A store that throws (out of memory, a bug) fails the commit like one that
+/// reports an error: every write waiting on it is answered, and the actor lives on.
+caf::error commit(lease_store& store, const store_batch& batch) {
+  try {
+    return store.commit(batch);
+  } catch (const std::exception& e) {
+    return caf::make_error(errc::store_unavailable, std::string{"the commit failed: "} + e.what());
+  } catch (...) {
+    return caf::make_error(errc::store_unavailable, std::string{"the commit failed"});
+  }
+}
+
 // Tells the reporter and the readiness flag when commits start or stop failing.
 void track_health(self_ptr self, const caf::error& err) {
   auto& st = self->state;
   bool ok = !err;
-  bool was = st.healthy ? st.healthy->exchange(ok) : ok;
+  bool was = st.health ? st.health->ok.exchange(ok) : ok;
   if (was == ok || !st.reporter)
     return;
   if (ok)
@@ -35,16 +52,36 @@ void track_health(self_ptr self, const caf::error& err) {
     st.reporter->note(log_level::warn, "store_writes_failing", {{"reason", error_message(err)}});
 }
 
+/// Reports a commit that ran past the stall limit, once it returned.
+void report_stall(self_ptr self, std::chrono::steady_clock::duration took) {
+  auto& st = self->state;
+  if (!st.health || !st.reporter || took <= st.health->stall_limit)
+    return;
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
+  st.reporter->note(log_level::warn, "store_commit_stalled", {{"took_ms", ms}});
+}
+
 } // namespace
+
+bool commit_health::ready(std::chrono::steady_clock::time_point now) const noexcept {
+  auto since = running_since_ns.load();
+  return ok.load()
+         && (since == 0 || now.time_since_epoch() - std::chrono::nanoseconds{since} <= stall_limit);
+}
+
+store_actor_state::~store_actor_state() {
+  break_promises(waiting,
+                 caf::make_error(errc::store_unavailable, std::string{"the store stopped"}));
+}
 
 store_actor::behavior_type store_actor_impl(self_ptr self, std::shared_ptr<lease_store> store,
                                             std::shared_ptr<lease_table> table,
-                                            std::shared_ptr<std::atomic<bool>> healthy,
+                                            std::shared_ptr<commit_health> health,
                                             std::shared_ptr<store_reporter> reporter) {
   auto& st = self->state;
   st.store = std::move(store);
   st.table = std::move(table);
-  st.healthy = std::move(healthy);
+  st.health = std::move(health);
   st.reporter = std::move(reporter);
   return {
     [=](put_atom, stored_lock& x) -> caf::result<bool> {
@@ -67,7 +104,13 @@ store_actor::behavior_type store_actor_impl(self_ptr self, std::shared_ptr<lease
       auto batch = std::exchange(s.batch, store_batch{});
       auto waiting = std::exchange(s.waiting, {});
       s.table->prepare(batch);
-      auto err = s.store->commit(batch);
+      auto began = std::chrono::steady_clock::now();
+      if (s.health)
+        s.health->running_since_ns = steady_ns(began);
+      auto err = commit(*s.store, batch);
+      if (s.health)
+        s.health->running_since_ns = 0;
+      report_stall(self, std::chrono::steady_clock::now() - began);
       if (!err)
         s.table->apply(batch); // before any answer: whoever hears "done" reads it there
       track_health(self, err);

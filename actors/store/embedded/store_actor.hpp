@@ -5,6 +5,7 @@
 // lists from the table, so that reads never queue in front of a commit.
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -33,14 +34,32 @@ using store_actor = caf::typed_actor<caf::replies_to<put_atom, stored_lock>::wit
 using table_lister_actor =
   caf::typed_actor<caf::replies_to<list_atom, list_request>::with<lock_list>>;
 
+/// How the store actor's commits go, for the store's readiness (read from any thread).
+struct commit_health {
+  /// Whether the last commit succeeded.
+  std::atomic<bool> ok{true};
+  /// When the commit in progress began (steady clock, ns since its epoch); 0 = none runs.
+  std::atomic<int64_t> running_since_ns{0};
+  /// A commit running longer than this is a stall: the store is not ready, and the commit is
+  /// reported when it returns. Writes are not timed out one by one (their requesters await them
+  /// without a timeout): a write's outcome is known only once its commit returns.
+  std::chrono::steady_clock::duration stall_limit = std::chrono::seconds{5};
+
+  /// Returns whether the last commit succeeded and none has run past the stall limit.
+  bool ready(std::chrono::steady_clock::time_point now) const noexcept;
+};
+
 struct store_actor_state {
   // Not an aggregate: CAF would otherwise try to build the state from the actor pointer.
   store_actor_state() = default;
+  store_actor_state(const store_actor_state&) = delete;
+  store_actor_state& operator=(const store_actor_state&) = delete;
+  ~store_actor_state();
 
   std::shared_ptr<lease_store> store;
   std::shared_ptr<lease_table> table;
-  /// Whether the last commit succeeded (read by the store's readiness; null = not tracked).
-  std::shared_ptr<std::atomic<bool>> healthy;
+  /// Tracks the commits for the store's readiness (null = not tracked).
+  std::shared_ptr<commit_health> health;
   std::shared_ptr<store_reporter> reporter;
   store_batch batch;
   std::vector<caf::typed_response_promise<bool>> waiting;
@@ -51,12 +70,12 @@ struct store_actor_state {
 /// Serves `store` to the other actors with group commit: writes that arrive while a commit runs
 /// are collected and made durable together by the next one, and each is acknowledged only after
 /// its commit returned and `table` has it. Commits that start or stop failing are reported to
-/// `reporter` and tracked in `healthy` (either may be null). Spawn it `detached` over a store
+/// `reporter` and tracked in `health` (either may be null). Spawn it `detached` over a store
 /// that blocks on I/O (SQLite).
 store_actor::behavior_type store_actor_impl(store_actor::stateful_pointer<store_actor_state> self,
                                             std::shared_ptr<lease_store> store,
                                             std::shared_ptr<lease_table> table,
-                                            std::shared_ptr<std::atomic<bool>> healthy,
+                                            std::shared_ptr<commit_health> health,
                                             std::shared_ptr<store_reporter> reporter);
 
 /// Answers lists with the held locks in `table` whose deadline has not passed, their deadlines
