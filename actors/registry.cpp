@@ -27,6 +27,40 @@ entry& spawn_lock(self_ptr self, const std::string& name) {
   return e;
 }
 
+/// Retires the actor of `report` if it is still idle: the same actor, nothing routed to it
+/// since it reported. Returns whether it did.
+/// Returns whether `report` still holds: its actor lives and nothing was routed to it since.
+bool still_idle(self_ptr self, const registry_state::idle_report& report) {
+  auto& locks = self->state.locks;
+  auto i = locks.find(report.name);
+  return i != locks.end() && i->second.handle.address() == report.actor
+         && i->second.routed == report.seen;
+}
+
+bool retire_if_idle(self_ptr self, const registry_state::idle_report& report) {
+  if (!still_idle(self, report))
+    return false; // used again since, or retired already
+  auto& locks = self->state.locks;
+  auto i = locks.find(report.name);
+  self->demonitor(report.actor);
+  self->send(i->second.handle, retire_atom_v);
+  locks.erase(i);
+  count_actors(self);
+  return true;
+}
+
+/// Retires the longest idle actor that is still idle; returns whether there was one.
+bool evict_idle(self_ptr self) {
+  auto& idle = self->state.idle;
+  while (!idle.empty()) {
+    auto report = std::move(idle.front());
+    idle.pop_front();
+    if (retire_if_idle(self, report))
+      return true;
+  }
+  return false;
+}
+
 caf::error too_many_locks(self_ptr self) {
   return caf::make_error(errc::overloaded,
                          "overloaded: " + std::to_string(self->state.ctx->max_locks)
@@ -58,7 +92,7 @@ entry* route(self_ptr self, const std::string& name, route_kind kind, bool& capp
   if (kind == route_kind::existing
       || (kind == route_kind::spawn_if_shared && !st.ctx->store->shared()))
     return nullptr;
-  if (st.locks.size() >= st.ctx->max_locks) {
+  if (st.locks.size() >= st.ctx->max_locks && !evict_idle(self)) {
     capped = true;
     return nullptr;
   }
@@ -160,16 +194,24 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx, lis
       for (auto& [n, e] : self->state.locks)
         self->send<caf::message_priority::high>(e.handle, drain_atom_v);
     },
-    [=](idle_atom, const std::string& name, uint64_t seen) {
-      auto& locks = self->state.locks;
-      auto i = locks.find(name);
-      if (i == locks.end() || i->second.routed != seen
-          || i->second.handle.address() != self->current_sender())
+    [=](idle_atom, std::string& name, uint64_t seen) {
+      auto& reg = self->state;
+      registry_state::idle_report report{
+        std::move(name), caf::actor_cast<caf::actor_addr>(self->current_sender()), seen};
+      if (!still_idle(self, report))
         return; // something is still on its way to that actor
-      self->demonitor(i->second.handle.address());
-      self->send(i->second.handle, retire_atom_v);
-      locks.erase(i);
-      count_actors(self);
+      if (reg.ctx->idle_kept == 0) {
+        retire_if_idle(self, report);
+        return;
+      }
+      // Kept for its next request; the oldest reports beyond the bound are retired (or skipped
+      // as stale). A stale report counts until then: the bound holds either way.
+      reg.idle.push_back(std::move(report));
+      while (reg.idle.size() > reg.ctx->idle_kept) {
+        auto oldest = std::move(reg.idle.front());
+        reg.idle.pop_front();
+        retire_if_idle(self, oldest);
+      }
     },
   };
 }

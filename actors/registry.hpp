@@ -1,5 +1,6 @@
 #pragma once
 
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -16,9 +17,18 @@ struct registry_state {
     lock_actor handle;
     uint64_t routed = 0; // messages routed to `handle` so far
   };
+  /// An idle report kept: the actor is still idle if nothing was routed to it since.
+  struct idle_report {
+    std::string name;
+    caf::actor_addr actor;
+    uint64_t seen = 0;
+  };
   lock_context_ptr ctx;
   lister_actor lister;
   std::unordered_map<std::string, entry> locks;
+  /// Idle reports, oldest first (at most ctx->idle_kept): the actors to retire first. A report
+  /// of an actor that was used again since is stale and skipped.
+  std::deque<idle_report> idle;
   static inline const char* name = "fencelock.registry";
 };
 
@@ -28,7 +38,9 @@ struct registry_state {
 ///
 /// Retirement is race-free: a lock actor reports idle with the number of routed messages it has
 /// handled; the registry retires it only if that equals the number it routed, i.e. nothing is
-/// in flight to it. Otherwise the report is stale and ignored.
+/// in flight to it. Otherwise the report is stale and ignored. Up to ctx.idle_kept idle actors
+/// are kept for their next request (a name used again soon, as most are, costs no spawn and no
+/// load); the oldest are retired beyond that, and first when max-locks needs a place.
 registry_actor::behavior_type registry_impl(registry_actor::stateful_pointer<registry_state> self,
                                             lock_context ctx, lister_actor lister,
                                             std::vector<std::string> held);

@@ -34,6 +34,7 @@ service_actors spawn_service_actors(caf::actor_system& sys, std::shared_ptr<stor
   ctx.max_waiters = cfg.max_waiters_per_lock;
   ctx.max_waiters_total = cfg.max_waiters_total;
   ctx.max_locks = cfg.max_locks;
+  ctx.idle_kept = cfg.idle_lock_actors;
   ctx.metrics = std::move(links.stats);
   ctx.waiting = std::move(links.waiting);
   ctx.draining = std::move(links.draining);

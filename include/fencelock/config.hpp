@@ -108,9 +108,14 @@ struct config {
   uint32_t shed_io_lag_ms = 500;
   /// Average store write round trip from which new acquires are shed too (0 = never).
   uint32_t shed_store_latency_ms = 1'000;
-  /// Lock actors (held locks plus locks with requests in progress) beyond which requests that
-  /// need a new one get 503 overloaded: the memory bound on locks.
+  /// Lock actors (held locks, locks with requests in progress, idle ones kept) beyond which
+  /// requests that need a new one get 503 overloaded, once no idle one can give way: the memory
+  /// bound on locks.
   uint32_t max_locks = 100'000;
+  /// Idle lock actors (no lease, no waiter, nothing in progress) kept for their next request
+  /// instead of retired at once, most recently idle first; within max-locks, which evicts them
+  /// first. Not a configuration key: a bound on a cache, set by embedders and tests.
+  uint32_t idle_lock_actors = 1'024;
   /// How late the watchdog's heartbeat must be to count as a stall of the process (0 = stalls
   /// are not watched).
   uint32_t stall_threshold_ms = 2'000;

@@ -29,6 +29,18 @@ struct redis_store_lab : redis_lab {
   }
 };
 
+/// The same, keeping up to 2 idle lock actors for their next request, as the server does.
+struct embedded_keeping_lab : embedded_lab {
+  embedded_keeping_lab()
+    : embedded_lab(nullptr, lab_options{.max_waiters = 3, .max_locks = 4, .idle_kept = 2}) {
+  }
+};
+
+struct redis_keeping_lab : redis_lab {
+  redis_keeping_lab() : redis_lab(lab_options{.max_waiters = 3, .max_locks = 4, .idle_kept = 2}) {
+  }
+};
+
 template <class T>
 const T& value_of(const reply<T>& r) {
   REQUIRE(r->has_value());
@@ -287,6 +299,35 @@ TEMPLATE_TEST_CASE("max-locks bounds every path that creates an actor", "[semant
   CHECK(value_of(lab.renew("h0", "o", held[0].token)).token == held[0].token);
   lab.release("h0", "o", held[0].token);
   CHECK(value_of(lab.acquire("new", "o", 1000)).owner == "o");
+}
+
+TEMPLATE_TEST_CASE("idle lock actors are kept up to a bound and give way to max-locks",
+                   "[semantics][lifetime]", embedded_keeping_lab, redis_keeping_lab) {
+  TestType lab; // max-locks 4, 2 idle actors kept
+  std::vector<lease> used;
+  for (int i = 0; i < 3; ++i) {
+    auto name = "used" + std::to_string(i);
+    used.push_back(value_of(lab.acquire(name, "o", 60'000)));
+    CHECK(value_of(lab.release(name, "o", used.back().token)));
+  }
+  CHECK(lab.lock_actors() == 2); // the two most recently idle; used0's was retired
+  // A kept actor serves its lock's next request as a fresh one would, history included.
+  auto st = value_of(lab.status_of("used2"));
+  CHECK_FALSE(st.held);
+  CHECK(st.last_token == used[2].token);
+  CHECK(code_of(lab.renew("used2", "o", used[2].token)) == errc::lease_lost);
+  auto again = value_of(lab.acquire("used2", "o", 60'000));
+  CHECK(again.token > used[2].token);
+  CHECK(value_of(lab.release("used2", "o", again.token)));
+  // Held locks take the places of idle actors: max-locks holds, and nothing is refused.
+  std::vector<lease> held;
+  for (int i = 0; i < 4; ++i)
+    held.push_back(value_of(lab.acquire("h" + std::to_string(i), "o", 600'000)));
+  CHECK(lab.lock_actors() == 4);
+  CHECK(code_of(lab.acquire("new", "o", 1000)) == errc::overloaded); // all four are held
+  CHECK(lab.lock_actors() == 4);
+  for (auto& l : held)
+    CHECK(value_of(lab.renew(l.name, "o", l.token)).token == l.token);
 }
 
 TEMPLATE_TEST_CASE("another principal cannot renew or release a lease, whatever its owner label",

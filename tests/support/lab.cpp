@@ -34,6 +34,7 @@ config lab_config(const lab_options& opts) {
   config c;
   c.max_waiters_per_lock = opts.max_waiters;
   c.max_locks = opts.max_locks;
+  c.idle_lock_actors = opts.idle_kept;
   c.fence_block = static_cast<uint32_t>(opts.fence_block);
   c.stall_threshold_ms = opts.watch_stalls ? 2'000 : 0;
   c.stall_grace_ms = 5'000;

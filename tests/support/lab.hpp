@@ -84,6 +84,9 @@ reply<T> ask_from(caf::actor_system& sys, const Handle& dest, Ts... xs) {
 struct lab_options {
   uint32_t max_waiters = 100;
   uint32_t max_locks = 100'000;
+  /// Idle lock actors kept (config::idle_lock_actors); 0 here, so that an idle lock's actor is
+  /// retired at once and tests see exactly which actors live.
+  uint32_t idle_kept = 0;
   uint64_t fence_block = 10;
   /// Watch for stalls of the process (heartbeat 250 ms, threshold 2 s, grace 5 s).
   bool watch_stalls = false;
