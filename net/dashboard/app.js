@@ -115,6 +115,8 @@ let lastBuild = 0;
 let buildCost = 0;
 let conn = null;
 let connState = { state: 'connecting', detail: {} };
+/** The detail of the last disconnect, until the page is live again (null: connected). */
+let lastDown = null;
 let shown = { held: -1, total: 0 };
 
 function note(text) {
@@ -136,19 +138,25 @@ function onState(s, detail) {
   updateBanner();
 }
 
+// The banner stays from a disconnect until the page is live again, through each reconnect
+// attempt ('connecting'), so that it does not flicker away while the server is still gone.
 function updateBanner() {
   const banner = $('banner');
   const { state: s, detail } = connState;
-  if (s !== 'down') {
+  if (s === 'down') lastDown = detail;
+  if (s === 'live') lastDown = null;
+  if (lastDown === null) {
     banner.hidden = true;
     return;
   }
   banner.hidden = false;
-  const wait = Math.max(0, (detail.retryAt ?? 0) - Date.now());
+  const reason = lastDown.reason ?? 'the connection closed';
+  const wait = Math.max(0, (lastDown.retryAt ?? 0) - Date.now());
+  const when = s === 'down' ? `in ${(wait / 1000).toFixed(1)} s` : 'now';
   setText(
     $('banner-text'),
-    `Disconnected: ${detail.reason ?? 'the connection closed'}. Reconnecting in ${(wait / 1000).toFixed(1)} s ` +
-      `(attempt ${detail.attempt}). The table shows the last state seen.`,
+    `Disconnected: ${reason}. Reconnecting ${when} (attempt ${lastDown.attempt}). ` +
+      'The table shows the last state seen.',
   );
 }
 
@@ -246,7 +254,7 @@ function frame() {
   tick(now);
   table.render(now, clock.now(now));
   log.render(now);
-  if (connState.state === 'down') updateBanner();
+  if (lastDown !== null) updateBanner();
   const second = Math.floor(now / 1000);
   if (second !== lastSecond) {
     lastSecond = second;

@@ -218,6 +218,21 @@ try {
     await page.waitForSelector('#conn[data-state="down"]', wait);
     assert.ok(await page.isVisible('#banner'), 'no disconnected banner');
     assert.match(await page.textContent('#banner-text'), /Reconnecting/);
+    // It stays through the next reconnect attempt while the server is gone, not only between
+    // attempts: what the page shows when the badge turns to connecting is recorded there.
+    await page.evaluate(() => {
+      window.__bannerInAttempt = null;
+      const conn = document.querySelector('#conn');
+      new MutationObserver(() => {
+        if (conn.dataset.state !== 'connecting' || window.__bannerInAttempt !== null) return;
+        window.__bannerInAttempt =
+          !document.querySelector('#banner').hidden &&
+          /Reconnecting now/.test(document.querySelector('#banner-text').textContent);
+      }).observe(conn, { attributes: true });
+    });
+    await page.waitForFunction(() => window.__bannerInAttempt !== null, null, wait);
+    const shown = await page.evaluate(() => window.__bannerInAttempt);
+    assert.equal(shown, true, 'the banner went away during a reconnect attempt');
     server = await Server.start(opts.binary, { dataDir, port });
     await live();
     restarting = false;
