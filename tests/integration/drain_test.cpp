@@ -29,6 +29,19 @@ using namespace fencelock::test;
 using namespace std::chrono_literals;
 namespace json = boost::json;
 
+namespace {
+
+/// Checks what terminate() returned: exit 0, with the drain done within drain-timeout-ms.
+void check_drained_cleanly(const std::optional<exit_status>& status, server_process& server) {
+  REQUIRE(status.has_value());
+  INFO(status->describe());
+  CHECK(status->clean());
+  for (const auto& line : server.lines())
+    CHECK(line.find("\"drain_timeout\"") == std::string::npos);
+}
+
+} // namespace
+
 TEST_CASE("sigterm_drains_an_instance_without_losing_work_and_its_leases_live_on",
           "[integration][redis]") {
   redis_server redis{require_redis_server()};
@@ -186,11 +199,7 @@ TEST_CASE("sigterm_answers_a_call_in_progress_on_a_connection_with_nothing_else_
   CHECK(answer->status == 503); // the store did not answer, or the service is shutting down
   redis.process().resume();
   terminating.join();
-  REQUIRE(status.has_value());
-  INFO(status->describe());
-  CHECK(status->clean());
-  for (const auto& line : server.lines())
-    CHECK(line.find("\"drain_timeout\"") == std::string::npos);
+  check_drained_cleanly(status, server);
 }
 
 // A drain closes idle keep-alive connections at once, but a request that has begun to arrive
@@ -244,9 +253,5 @@ TEST_CASE("sigterm_answers_a_request_that_had_begun_and_closes_idle_connections"
   CHECK(late.wait_closed(20s));
 
   terminating.join();
-  REQUIRE(status.has_value());
-  INFO(status->describe());
-  CHECK(status->clean());
-  for (const auto& line : server.lines())
-    CHECK(line.find("\"drain_timeout\"") == std::string::npos);
+  check_drained_cleanly(status, server);
 }
