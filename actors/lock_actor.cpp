@@ -265,8 +265,26 @@ void fail_waiters(self_ptr self, const caf::error& err) {
   lk.waiters.clear();
 }
 
-/// Offers the lock to the first waiter: the store grants it, or names who holds it now (then
-/// the waiters wait for that lease's end).
+/// Takes in the store's answer to the first waiter's acquire `req`: grants it the lock, or
+/// notes who holds it now (then the waiters wait for that lease's end).
+void front_answered(self_ptr self, const acquire_request& req, caf::expected<store_answer> x) {
+  auto& lk = self->state.lock;
+  if (!x)
+    return fail_waiters(self, store_error(x.error()));
+  if (x->v != verdict::granted && x->v != verdict::ok) {
+    if (x->v == verdict::held)
+      lk.note_lease(x->lease, false); // the waiters wait for this lease's end
+    return;
+  }
+  // Nothing else ran since the backend was asked (await): the front is still this waiter.
+  auto w = lk.pop_front();
+  count_waiters(self, -1);
+  if (auto* m = self->state.ctx->metrics.get())
+    m->record_wait(std::chrono::steady_clock::now() - w.since);
+  take_grant(self, req, *x, w.promise);
+}
+
+/// Offers the lock to the first waiter.
 void hand_off(self_ptr self) {
   auto& lk = self->state.lock;
   if (lk.waiters.empty())
@@ -274,31 +292,69 @@ void hand_off(self_ptr self) {
   auto req = lk.waiters.front().req;
   ask_backend<store_answer>(
     self, [&](auto done) { self->state.backend->acquire(self, req, std::move(done)); },
-    [self, req](caf::expected<store_answer> x) {
-      auto& lk2 = self->state.lock;
-      if (!x)
-        return fail_waiters(self, store_error(x.error()));
-      if (x->v != verdict::granted && x->v != verdict::ok) {
-        if (x->v == verdict::held)
-          lk2.note_lease(x->lease, false); // the waiters wait for this lease's end
-        return;
-      }
-      // Nothing else ran meanwhile (await): the front is still this waiter.
-      auto w = lk2.pop_front();
-      count_waiters(self, -1);
-      if (auto* m = self->state.ctx->metrics.get())
-        m->record_wait(std::chrono::steady_clock::now() - w.since);
-      take_grant(self, req, *x, w.promise);
-    });
+    [self, req](caf::expected<store_answer> x) { front_answered(self, req, std::move(x)); });
 }
 
-/// Takes in the end of the kept lease (`x` as it ended) and hands the lock on.
-void lease_ended(self_ptr self, const lease_record& x, lease_end_cause cause) {
+/// Takes in the end of lease `x` (as it ended) without handing the lock on.
+void forget_ended(self_ptr self, const lease_record& x, lease_end_cause cause) {
   announce_end(self, x, cause);
   auto& lk = self->state.lock;
   if (lk.lease && lk.lease->token == x.token)
     lk.forget_lease();
+}
+
+/// Takes in the end of the kept lease (`x` as it ended) and hands the lock on.
+void lease_ended(self_ptr self, const lease_record& x, lease_end_cause cause) {
+  forget_ended(self, x, cause);
   hand_off(self);
+}
+
+/*
+ * Ends a lease at its holder's request (`req`, for `cause`) and answers `rp`. With waiters, the
+ * release and the first waiter's grant go to the backend together, so that a store recording
+ * both in one write makes a hand-off one durable write.
+ */
+void release_lease(self_ptr self, const release_request& req, lease_end_cause cause,
+                   caf::typed_response_promise<bool> rp) {
+  auto& lk = self->state.lock;
+  if (lk.waiters.empty()) {
+    ask_backend<store_answer>(
+      self, [&](auto done) { self->state.backend->release(self, req, cause, std::move(done)); },
+      [self, rp, cause, owner = req.owner,
+       token = req.token](caf::expected<store_answer> x) mutable {
+        if (!x) {
+          rp.deliver(store_error(x.error()));
+          return;
+        }
+        if (x->v != verdict::ok) {
+          refuse_not_current(self, owner, token, rp);
+          return;
+        }
+        rp.deliver(true);
+        lease_ended(self, x->lease, cause);
+      });
+    return;
+  }
+  auto next = lk.waiters.front().req;
+  ask_backend<hand_over_answer>(
+    self,
+    [&](auto done) { self->state.backend->hand_over(self, req, cause, next, std::move(done)); },
+    [self, rp, cause, next, owner = req.owner,
+     token = req.token](caf::expected<hand_over_answer> x) mutable {
+      if (!x) {
+        rp.deliver(store_error(x.error()));
+        return;
+      }
+      if (x->released.v != verdict::ok) {
+        refuse_not_current(self, owner, token, rp);
+        return;
+      }
+      rp.deliver(true);
+      forget_ended(self, x->released.lease, cause);
+      if (x->grant_failed)
+        return front_answered(self, next, std::move(x->grant_failed));
+      front_answered(self, next, std::move(x->granted));
+    });
 }
 
 /*
@@ -502,21 +558,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
         return rp;
       }
       auto cause = req.session_closed ? lease_end_cause::session_closed : lease_end_cause::released;
-      ask_backend<store_answer>(
-        self, [&](auto done) { self->state.backend->release(self, req, cause, std::move(done)); },
-        [self, rp, cause, owner = req.owner,
-         token = req.token](caf::expected<store_answer> x) mutable {
-          if (!x) {
-            rp.deliver(store_error(x.error()));
-            return;
-          }
-          if (x->v != verdict::ok) {
-            refuse_not_current(self, owner, token, rp);
-            return;
-          }
-          rp.deliver(true);
-          lease_ended(self, x->lease, cause);
-        });
+      release_lease(self, req, cause, rp);
       return rp;
     },
     [=](status_atom, const std::string&) -> caf::result<lock_status> {

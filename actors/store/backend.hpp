@@ -74,6 +74,16 @@ struct store_answer {
   uint64_t replaced = 0;
 };
 
+/// A backend's answer to a hand-over: the release, and, once it is done, the next waiter's acquire.
+struct hand_over_answer {
+  /// ok (the lease ended: as it was then) or lost (not the current lease: nothing else was done).
+  store_answer released;
+  /// When released is ok: the next waiter's acquire, as acquire() answers it.
+  store_answer granted;
+  /// When released is ok but the acquire failed: why (then `granted` means nothing).
+  caf::error grant_failed;
+};
+
 /// A backend's answer to a read (status, check).
 struct lock_view {
   /// The current lease; nothing when the lock is free.
@@ -110,6 +120,13 @@ public:
   /// Ends lease `req.token` of `req.owner` for `cause`: ok or lost.
   virtual void release(lock_self self, const release_request& req, lease_end_cause cause,
                        reply<store_answer> done) = 0;
+
+  /// Ends lease `req.token` as release() does and, if it ended, acquires the lock for `next`
+  /// (the first waiter) as acquire() does. A failure before the release is done is an error.
+  /// This one releases, then acquires; a store that can record both in one write overrides it,
+  /// so that a hand-off costs one durable write instead of two in a row.
+  virtual void hand_over(lock_self self, const release_request& req, lease_end_cause cause,
+                         const acquire_request& next, reply<hand_over_answer> done);
 
   /// Ends lease `known` (as the lock actor last heard of it) if its deadline passed: ok (ended
   /// now), held (it lives on) or lost (gone already, or lost by the store: `store_lost`).

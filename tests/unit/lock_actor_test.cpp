@@ -95,6 +95,41 @@ TEST_CASE("waiters are handed the lock in FIFO order with new tokens", "[actors]
   CHECK(lc.token > lb.token);
 }
 
+TEST_CASE("a release hands the lock to the next waiter in one durable write", "[actors]") {
+  auto store = std::make_shared<memory_store>();
+  actor_fixture f{store, 100, 1000}; // one block: the grants reserve no tokens meanwhile
+  auto a = f.acquire("a", "alice", 1000)->value().value();
+  auto b = f.acquire("a", "bob", 1000, 5000);
+  REQUIRE_FALSE(b->has_value());
+  auto commits_before = store->commits();
+  REQUIRE(f.release("a", "alice", a.token)->value());
+  REQUIRE(b->value());
+  CHECK(store->commits() - commits_before == 1);
+  // On record: bob's lease, never a free lock between the two.
+  auto rec = store->record("a");
+  CHECK(rec.held);
+  CHECK(rec.owner == "bob");
+  CHECK(rec.token == b->value()->token);
+  CHECK(rec.last_token == b->value()->token);
+}
+
+TEST_CASE("a hand-over that cannot be written leaves the holder and its waiters", "[actors]") {
+  auto faulty = std::make_shared<faulty_store>(std::make_shared<memory_store>());
+  actor_fixture f{faulty, 100, 1000};
+  auto a = f.acquire("a", "alice", 1000)->value().value();
+  auto b = f.acquire("a", "bob", 1000, 5000);
+  faulty->fail(faulty_store::call::commit);
+  CHECK(code_of(f.release("a", "alice", a.token)) == errc::store_unavailable);
+  CHECK_FALSE(b->has_value()); // bob still waits, behind alice
+  auto st = f.status("a");
+  CHECK(st.owner == "alice");
+  CHECK(st.waiters == 1);
+  faulty->heal();
+  REQUIRE(f.release("a", "alice", a.token)->value());
+  REQUIRE(b->value());
+  CHECK(b->value()->token > a.token);
+}
+
 TEST_CASE("tokens strictly increase across locks and grants", "[actors]") {
   actor_fixture f{nullptr, 100, 3}; // a small block forces many reservations
   uint64_t last = 0;

@@ -91,6 +91,31 @@ public:
     end(self, std::move(done));
   }
 
+  void hand_over(lock_self self, const release_request& req, lease_end_cause,
+                 const acquire_request& next, reply<hand_over_answer> done) override {
+    if (!rec_.is_current(req.owner, req.token, self->clock().now(), stalls()))
+      return done(hand_over_answer{});
+    // One record per lock: the next holder replaces the ended one in a single write, so the
+    // release and the grant become durable together, or neither does.
+    auto ended = *rec_.holder;
+    self->request(env_->fence, caf::infinite, next_token_atom_v)
+      .await(
+        [this, self, next, ended, done](uint64_t token) {
+          auto granted =
+            make_lease(next.owner, token, next.ttl_ms, self->clock().now(), env_->clock);
+          commit(self, granted, true, [ended, granted, done](caf::error err) {
+            if (err)
+              return done(std::move(err));
+            hand_over_answer out;
+            out.released = store_answer{verdict::ok, ended, std::nullopt};
+            out.granted = store_answer{verdict::granted, granted, std::nullopt};
+            out.granted.replaced = ended.token;
+            done(std::move(out));
+          });
+        },
+        [done](caf::error& err) { done(std::move(err)); });
+  }
+
   void expire(lock_self self, const lease_record& known, reply<store_answer> done) override {
     if (!rec_.holder || rec_.holder->token != known.token)
       return done(store_answer{});
