@@ -144,6 +144,41 @@ TEST_CASE("tokens strictly increase across locks and grants", "[actors]") {
   }
 }
 
+TEST_CASE("the token window serves lock actors while more than half a block is left", "[actors]") {
+  token_window tokens{5, 4};
+  CHECK_FALSE(tokens.take()); // nothing reserved yet
+  tokens.raise(9);            // tokens 5..8 are durable
+  CHECK(tokens.take() == 5u);
+  CHECK(tokens.take() == 6u);
+  CHECK_FALSE(tokens.take()); // half a block left: for the issuer, which reserves meanwhile
+  CHECK(tokens.left() == 2u);
+  CHECK(tokens.take_any() == 7u);
+  tokens.raise(13);
+  CHECK(tokens.take() == 8u);
+  CHECK(tokens.close() == 9u); // a clean stop settles the ceiling at the next token
+  CHECK_FALSE(tokens.take());
+  CHECK_FALSE(tokens.take_any());
+}
+
+TEST_CASE("grants take their tokens without a message to the fence issuer", "[actors]") {
+  actor_fixture f{nullptr, 100, 1000};
+  auto first = f.acquire("warm", "o", 1000)->value().value(); // the first block is reserved
+  auto issuer = std::static_pointer_cast<embedded_store>(f.runtime)->issuer_handle();
+  auto* issuer_job = dynamic_cast<caf::resumable*>(caf::actor_cast<caf::abstract_actor*>(issuer));
+  REQUIRE(issuer_job != nullptr);
+  auto granted =
+    f.ask<lease>(f.registry, acquire_atom_v, acquire_request{"a", "alice", 1000, 0, 7});
+  int issuer_runs = 0;
+  while (f.sched.has_job()) {
+    if (f.sched.jobs.front() == issuer_job)
+      ++issuer_runs;
+    f.sched.run_once();
+  }
+  REQUIRE(granted->value());
+  CHECK(granted->value()->token == first.token + 1);
+  CHECK(issuer_runs == 0);
+}
+
 TEST_CASE("a clean stop gives back the unused rest of the token block", "[actors]") {
   auto store = std::make_shared<memory_store>();
   uint64_t last = 0;
@@ -317,7 +352,8 @@ TEST_CASE("requests queued at a fence issuer that crashes are answered", "[actor
       [](flush_atom) {},
     };
   });
-  auto issuer = f.sys.spawn(fence_issuer_impl, silent, uint64_t{1}, uint64_t{10});
+  auto issuer =
+    f.sys.spawn(fence_issuer_impl, silent, std::make_shared<token_window>(1, 10), uint64_t{10});
   auto token = f.ask<uint64_t>(issuer, next_token_atom_v);
   f.run();
   REQUIRE_FALSE(token->has_value()); // queued until a ceiling is durable

@@ -63,19 +63,18 @@ public:
     }
     // Free, or the lease ran out and its expiry is not written yet: end it with this grant.
     auto settled = rec_.holder;
-    self->request(env_->fence, caf::infinite, next_token_atom_v)
-      .await(
-        [this, self, req, settled, done](uint64_t token) {
-          auto next = make_lease(req.owner, token, req.ttl_ms, self->clock().now(), env_->clock);
-          commit(self, next, false, [next, settled, done](caf::error err) {
-            if (err)
-              return done(std::move(err));
-            store_answer out{verdict::granted, next, settled};
-            out.replaced = settled ? settled->token : 0;
-            done(std::move(out));
-          });
-        },
-        [done](caf::error& err) { done(std::move(err)); });
+    with_token(self, [this, self, req, settled, done](caf::expected<uint64_t> token) {
+      if (!token)
+        return done(std::move(token.error()));
+      auto next = make_lease(req.owner, *token, req.ttl_ms, self->clock().now(), env_->clock);
+      commit(self, next, false, [next, settled, done](caf::error err) {
+        if (err)
+          return done(std::move(err));
+        store_answer out{verdict::granted, next, settled};
+        out.replaced = settled ? settled->token : 0;
+        done(std::move(out));
+      });
+    });
   }
 
   void renew(lock_self self, const renew_request& req, reply<store_answer> done) override {
@@ -98,22 +97,20 @@ public:
     // One record per lock: the next holder replaces the ended one in a single write, so the
     // release and the grant become durable together, or neither does.
     auto ended = *rec_.holder;
-    self->request(env_->fence, caf::infinite, next_token_atom_v)
-      .await(
-        [this, self, next, ended, done](uint64_t token) {
-          auto granted =
-            make_lease(next.owner, token, next.ttl_ms, self->clock().now(), env_->clock);
-          commit(self, granted, true, [ended, granted, done](caf::error err) {
-            if (err)
-              return done(std::move(err));
-            hand_over_answer out;
-            out.released = store_answer{verdict::ok, ended, std::nullopt};
-            out.granted = store_answer{verdict::granted, granted, std::nullopt};
-            out.granted.replaced = ended.token;
-            done(std::move(out));
-          });
-        },
-        [done](caf::error& err) { done(std::move(err)); });
+    with_token(self, [this, self, next, ended, done](caf::expected<uint64_t> token) {
+      if (!token)
+        return done(std::move(token.error()));
+      auto granted = make_lease(next.owner, *token, next.ttl_ms, self->clock().now(), env_->clock);
+      commit(self, granted, true, [ended, granted, done](caf::error err) {
+        if (err)
+          return done(std::move(err));
+        hand_over_answer out;
+        out.released = store_answer{verdict::ok, ended, std::nullopt};
+        out.granted = store_answer{verdict::granted, granted, std::nullopt};
+        out.granted.replaced = ended.token;
+        done(std::move(out));
+      });
+    });
   }
 
   void expire(lock_self self, const lease_record& known, reply<store_answer> done) override {
@@ -151,6 +148,17 @@ public:
 private:
   const stall_window* stalls() const noexcept {
     return env_->stalls.get();
+  }
+
+  /// Calls `then` with a new fencing token: taken from the issuer's window while it has plenty,
+  /// else asked of the issuer (awaited, without a timeout: it answers every request).
+  template <class Then>
+  void with_token(lock_self self, Then then) {
+    if (auto token = env_->tokens->take())
+      return then(*token);
+    self->request(env_->fence, caf::infinite, next_token_atom_v)
+      .await([then](uint64_t token) mutable { then(token); },
+             [then](caf::error& err) mutable { then(std::move(err)); });
   }
 
   /// Gives the lease a new deadline `ttl_ms` from now.
@@ -239,7 +247,8 @@ caf::expected<std::shared_ptr<embedded_store>> embedded_store::make(
       : sys.spawn(store_actor_impl, store, table, result->health_, reporter);
   result->lister_ =
     sys.spawn(table_lister_impl, std::shared_ptr<const lease_table>{table}, settings.clock);
-  env->fence = sys.spawn(fence_issuer_impl, env->store, *floor, settings.fence_block);
+  env->tokens = std::make_shared<token_window>(*floor, settings.fence_block);
+  env->fence = sys.spawn(fence_issuer_impl, env->store, env->tokens, settings.fence_block);
   env->clock = settings.clock;
   if (settings.watch_stalls)
     env->stalls = std::make_shared<stall_window>();

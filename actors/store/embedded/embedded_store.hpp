@@ -23,6 +23,7 @@
 namespace fencelock {
 
 class event_hub;
+class token_window;
 
 /// How the embedded store runs.
 struct embedded_settings {
@@ -85,6 +86,8 @@ public:
     /// The store's records in memory: where a lock's record is loaded from.
     std::shared_ptr<lease_table> table;
     fence_issuer_actor fence;
+    /// The fence issuer's tokens, taken here directly while it has plenty.
+    std::shared_ptr<token_window> tokens;
     clock_mapping clock;
     std::shared_ptr<stall_window> stalls;
     std::shared_ptr<store_reporter> reporter;
