@@ -400,35 +400,65 @@ void force_release(self_ptr self, uint64_t wanted, caf::typed_response_promise<b
     });
 }
 
+/// Takes in the store's judgement `x` of lease `known` at its deadline; returns whether the
+/// lease is over, so that the lock goes on to the waiters.
+bool expiry_judged(self_ptr self, const lease_record& known, const store_answer& x) {
+  auto& lk = self->state.lock;
+  switch (x.v) {
+    case verdict::ok:
+      forget_ended(self, x.lease, lease_end_cause::expired);
+      return true;
+    case verdict::held:
+      lk.note_lease(x.lease, false); // lives on: look again at its new deadline
+      return false;
+    case verdict::lost:
+    case verdict::granted:
+      // Ended already (and announced so), or lost by the store, which no write announced.
+      if (x.store_lost)
+        announce_end(self, known, lease_end_cause::store_lost);
+      if (lk.lease && lk.lease->token == known.token)
+        lk.forget_lease();
+      return true;
+  }
+  return false;
+}
+
+/// Fail closed: until the end of lease `known` is on record it stands; look again shortly.
+void expiry_failed(self_ptr self, const lease_record& known) {
+  auto& lk = self->state.lock;
+  if (lk.lease && lk.lease->token == known.token)
+    lk.lease->deadline = self->clock().now() + expiry_retry;
+}
+
 /// Asks the store whether the kept lease ended (its deadline passed, or a shared store's event
-/// source was down meanwhile).
+/// source was down meanwhile). With waiters, the end and the first waiter's grant go to the
+/// backend together, as a release's do: a takeover is one durable write.
 void check_expiry(self_ptr self) {
-  auto known = *self->state.lock.lease;
-  ask_backend<store_answer>(
-    self, [&](auto done) { self->state.backend->expire(self, known, std::move(done)); },
-    [self, known](caf::expected<store_answer> x) {
-      auto& lk = self->state.lock;
-      if (!x) {
-        // Fail closed: until the end is on record the lease stands; look again shortly.
-        if (lk.lease && lk.lease->token == known.token)
-          lk.lease->deadline = self->clock().now() + expiry_retry;
+  auto& lk = self->state.lock;
+  auto known = *lk.lease;
+  if (lk.waiters.empty()) {
+    ask_backend<store_answer>(
+      self, [&](auto done) { self->state.backend->expire(self, known, std::move(done)); },
+      [self, known](caf::expected<store_answer> x) {
+        if (!x)
+          return expiry_failed(self, known);
+        if (expiry_judged(self, known, *x))
+          hand_off(self);
+      });
+    return;
+  }
+  auto next = lk.waiters.front().req;
+  ask_backend<hand_over_answer>(
+    self,
+    [&](auto done) { self->state.backend->hand_over_expired(self, known, next, std::move(done)); },
+    [self, known, next](caf::expected<hand_over_answer> x) {
+      if (!x)
+        return expiry_failed(self, known);
+      if (!expiry_judged(self, known, x->released))
         return;
-      }
-      switch (x->v) {
-        case verdict::ok:
-          return lease_ended(self, x->lease, lease_end_cause::expired);
-        case verdict::held:
-          lk.note_lease(x->lease, false); // lives on: look again at its new deadline
-          return;
-        case verdict::lost:
-        case verdict::granted:
-          // Ended already (and announced so), or lost by the store, which no write announced.
-          if (x->store_lost)
-            announce_end(self, known, lease_end_cause::store_lost);
-          if (lk.lease && lk.lease->token == known.token)
-            lk.forget_lease();
-          return hand_off(self);
-      }
+      if (x->grant_failed)
+        return front_answered(self, next, std::move(x->grant_failed));
+      front_answered(self, next, std::move(x->granted));
     });
 }
 

@@ -74,13 +74,14 @@ struct store_answer {
   uint64_t replaced = 0;
 };
 
-/// A backend's answer to a hand-over: the release, and, once it is done, the next waiter's acquire.
+/// A backend's answer to a hand-over: the release or expiry, and then the next waiter's acquire.
 struct hand_over_answer {
-  /// ok (the lease ended: as it was then) or lost (not the current lease: nothing else was done).
+  /// As release() or expire() answers. Only when it is ok (or, for an expiry, lost) was the
+  /// acquire made.
   store_answer released;
-  /// When released is ok: the next waiter's acquire, as acquire() answers it.
+  /// The next waiter's acquire, as acquire() answers it.
   store_answer granted;
-  /// When released is ok but the acquire failed: why (then `granted` means nothing).
+  /// When the acquire was made and failed: why (then `granted` means nothing).
   caf::error grant_failed;
 };
 
@@ -131,6 +132,12 @@ public:
   /// Ends lease `known` (as the lock actor last heard of it) if its deadline passed: ok (ended
   /// now), held (it lives on) or lost (gone already, or lost by the store: `store_lost`).
   virtual void expire(lock_self self, const lease_record& known, reply<store_answer> done) = 0;
+
+  /// Expires `known` as expire() does and, unless it lives on (held), acquires the lock for
+  /// `next` (the first waiter) as acquire() does: a takeover. Composed like hand_over(), and
+  /// overridden by a store that records both in one write.
+  virtual void hand_over_expired(lock_self self, const lease_record& known,
+                                 const acquire_request& next, reply<hand_over_answer> done);
 
   /// Reads the lock as it is now.
   virtual void read(lock_self self, reply<lock_view> done) = 0;

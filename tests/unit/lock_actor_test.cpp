@@ -130,6 +130,40 @@ TEST_CASE("a hand-over that cannot be written leaves the holder and its waiters"
   CHECK(b->value()->token > a.token);
 }
 
+TEST_CASE("an expired lease goes to the next waiter in one durable write", "[actors]") {
+  auto store = std::make_shared<memory_store>();
+  actor_fixture f{store, 100, 1000};
+  auto a = f.acquire("a", "alice", 1000)->value().value();
+  auto b = f.acquire("a", "bob", 1000, 5000);
+  auto commits_before = store->commits();
+  f.advance(999);
+  REQUIRE_FALSE(b->has_value());
+  f.advance(1);
+  REQUIRE(b->value());
+  CHECK(b->value()->token > a.token);
+  CHECK(store->commits() - commits_before == 1);
+  auto rec = store->record("a");
+  CHECK(rec.owner == "bob");
+  CHECK(rec.token == b->value()->token);
+}
+
+TEST_CASE("a takeover that cannot be written is tried again, and nobody is granted meanwhile",
+          "[actors]") {
+  auto faulty = std::make_shared<faulty_store>(std::make_shared<memory_store>());
+  actor_fixture f{faulty, 100, 1000};
+  auto a = f.acquire("a", "alice", 1000)->value().value();
+  auto b = f.acquire("a", "bob", 1000, 5000);
+  faulty->fail(faulty_store::call::commit);
+  f.advance(1000);
+  CHECK_FALSE(b->has_value());
+  CHECK(code_of(f.status_of("a")) == errc::store_unavailable); // neither held nor free
+  faulty->heal();
+  f.advance(1000); // the expiry is tried again, with the grant
+  REQUIRE(b->value());
+  CHECK(b->value()->owner == "bob");
+  CHECK(b->value()->token > a.token);
+}
+
 TEST_CASE("tokens strictly increase across locks and grants", "[actors]") {
   actor_fixture f{nullptr, 100, 3}; // a small block forces many reservations
   uint64_t last = 0;

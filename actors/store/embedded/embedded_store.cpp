@@ -94,23 +94,16 @@ public:
                  const acquire_request& next, reply<hand_over_answer> done) override {
     if (!rec_.is_current(req.owner, req.token, self->clock().now(), stalls()))
       return done(hand_over_answer{});
-    // One record per lock: the next holder replaces the ended one in a single write, so the
-    // release and the grant become durable together, or neither does.
-    auto ended = *rec_.holder;
-    with_token(self, [this, self, next, ended, done](caf::expected<uint64_t> token) {
-      if (!token)
-        return done(std::move(token.error()));
-      auto granted = make_lease(next.owner, *token, next.ttl_ms, self->clock().now(), env_->clock);
-      commit(self, granted, true, [ended, granted, done](caf::error err) {
-        if (err)
-          return done(std::move(err));
-        hand_over_answer out;
-        out.released = store_answer{verdict::ok, ended, std::nullopt};
-        out.granted = store_answer{verdict::granted, granted, std::nullopt};
-        out.granted.replaced = ended.token;
-        done(std::move(out));
-      });
-    });
+    replace_holder(self, next, std::move(done));
+  }
+
+  void hand_over_expired(lock_self self, const lease_record& known, const acquire_request& next,
+                         reply<hand_over_answer> done) override {
+    bool ends_now = rec_.holder && rec_.holder->token == known.token
+                    && !rec_.alive(self->clock().now(), stalls());
+    if (!ends_now) // it lives on, or ended already: as expire() tells, then the acquire
+      return lock_backend::hand_over_expired(self, known, next, std::move(done));
+    replace_holder(self, next, std::move(done));
   }
 
   void expire(lock_self self, const lease_record& known, reply<store_answer> done) override {
@@ -159,6 +152,29 @@ private:
     self->request(env_->fence, caf::infinite, next_token_atom_v)
       .await([then](uint64_t token) mutable { then(token); },
              [then](caf::error& err) mutable { then(std::move(err)); });
+  }
+
+  /*
+   * Ends the holder's lease and grants the lock to `next` in one write: one record per lock,
+   * so the new holder replaces the old one, and the end and the grant become durable together,
+   * or neither does. Answers the end as ok and the grant as granted.
+   */
+  void replace_holder(lock_self self, const acquire_request& next, reply<hand_over_answer> done) {
+    auto ended = *rec_.holder;
+    with_token(self, [this, self, next, ended, done](caf::expected<uint64_t> token) {
+      if (!token)
+        return done(std::move(token.error()));
+      auto granted = make_lease(next.owner, *token, next.ttl_ms, self->clock().now(), env_->clock);
+      commit(self, granted, true, [ended, granted, done](caf::error err) {
+        if (err)
+          return done(std::move(err));
+        hand_over_answer out;
+        out.released = store_answer{verdict::ok, ended, std::nullopt};
+        out.granted = store_answer{verdict::granted, granted, std::nullopt};
+        out.granted.replaced = ended.token;
+        done(std::move(out));
+      });
+    });
   }
 
   /// Gives the lease a new deadline `ttl_ms` from now.
