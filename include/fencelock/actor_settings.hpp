@@ -4,6 +4,7 @@
 // benchmarks that run CAF themselves (their yardstick must run CAF as the server does); a host
 // program that embeds the service may apply them to its own actor_system_config.
 
+#include <cstddef>
 #include <cstdint>
 
 #include <caf/actor_system_config.hpp>
@@ -11,9 +12,13 @@
 namespace fencelock {
 
 /// Applies fencelock's settings to `cfg`; call before the actor_system exists. Registers the
-/// message types (add_message_types), runs `actor_threads` scheduler workers (0 = CAF's
-/// default: one per core, at least 4), and lets idle workers sleep until work comes instead of
-/// polling every 50 µs, looking for work to steal every millisecond.
+/// message types (add_message_types), runs actor_threads_for(`actor_threads`) scheduler
+/// workers, and lets idle workers sleep until work comes instead of polling every 50 µs,
+/// looking for work to steal every millisecond.
 void apply_actor_settings(caf::actor_system_config& cfg, uint32_t actor_threads = 0);
+
+/// Returns how many scheduler workers `actor_threads` means: itself, or one per core for 0
+/// (CAF's own default is at least 4).
+std::size_t actor_threads_for(uint32_t actor_threads);
 
 } // namespace fencelock

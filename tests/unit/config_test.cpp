@@ -9,11 +9,14 @@
 #include <string>
 #include <vector>
 
+#include <thread>
+
 #include <unistd.h>
 
 #include <caf/sec.hpp>
 
 #include "config/load.hpp"
+#include "fencelock/actor_settings.hpp"
 #include "fencelock/config.hpp"
 #include "fencelock/errc.hpp"
 
@@ -411,4 +414,16 @@ TEST_CASE("--help explains every option, its variable and default", "[config]") 
     CHECK(text.find("FENCELOCK_MAX_WAITERS_PER_LOCK") != std::string::npos);
     CHECK(text.find("--config <path>") != std::string::npos);
   }
+}
+
+TEST_CASE("actor-threads 0 runs one scheduler worker per core", "[config]") {
+  // CAF 0.17's own default is at least 4 workers, which on a 2-core machine only take turns
+  // with the I/O and commit threads.
+  caf::actor_system_config per_core;
+  fencelock::apply_actor_settings(per_core, 0);
+  auto cores = std::max<std::size_t>(1, std::thread::hardware_concurrency());
+  CHECK(caf::get_or(per_core, "scheduler.max-threads", std::size_t{0}) == cores);
+  caf::actor_system_config three;
+  fencelock::apply_actor_settings(three, 3);
+  CHECK(caf::get_or(three, "scheduler.max-threads", std::size_t{0}) == 3u);
 }
