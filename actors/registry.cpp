@@ -27,21 +27,23 @@ entry& spawn_lock(self_ptr self, const std::string& name) {
   return e;
 }
 
-/// Retires the actor of `report` if it is still idle: the same actor, nothing routed to it
-/// since it reported. Returns whether it did.
-/// Returns whether `report` still holds: its actor lives and nothing was routed to it since.
-bool still_idle(self_ptr self, const registry_state::idle_report& report) {
+/// Returns the entry of the actor of `report` if the report still holds: that actor lives and
+/// nothing was routed to it since it reported; else the end of the map.
+auto find_idle(self_ptr self, const registry_state::idle_report& report) {
   auto& locks = self->state.locks;
   auto i = locks.find(report.name);
-  return i != locks.end() && i->second.handle.address() == report.actor
-         && i->second.routed == report.seen;
+  if (i != locks.end()
+      && (i->second.handle.address() != report.actor || i->second.routed != report.seen))
+    return locks.end();
+  return i;
 }
 
+/// Retires the actor of `report` if the report still holds; returns whether it did.
 bool retire_if_idle(self_ptr self, const registry_state::idle_report& report) {
-  if (!still_idle(self, report))
-    return false; // used again since, or retired already
   auto& locks = self->state.locks;
-  auto i = locks.find(report.name);
+  auto i = find_idle(self, report);
+  if (i == locks.end())
+    return false; // used again since, or retired already
   self->demonitor(report.actor);
   self->send(i->second.handle, retire_atom_v);
   locks.erase(i);
@@ -198,7 +200,7 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx, lis
       auto& reg = self->state;
       registry_state::idle_report report{
         std::move(name), caf::actor_cast<caf::actor_addr>(self->current_sender()), seen};
-      if (!still_idle(self, report))
+      if (find_idle(self, report) == reg.locks.end())
         return; // something is still on its way to that actor
       if (reg.ctx->idle_kept == 0) {
         retire_if_idle(self, report);
