@@ -63,17 +63,12 @@ public:
     }
     // Free, or the lease ran out and its expiry is not written yet: end it with this grant.
     auto settled = rec_.holder;
-    with_token(self, [this, self, req, settled, done](caf::expected<uint64_t> token) {
-      if (!token)
-        return done(std::move(token.error()));
-      auto next = make_lease(req.owner, *token, req.ttl_ms, self->clock().now(), env_->clock);
-      commit(self, next, false, [next, settled, done](caf::error err) {
-        if (err)
-          return done(std::move(err));
-        store_answer out{verdict::granted, next, settled};
-        out.replaced = settled ? settled->token : 0;
-        done(std::move(out));
-      });
+    grant(self, req, false, [settled, done](caf::expected<lease_record> next) {
+      if (!next)
+        return done(std::move(next.error()));
+      store_answer out{verdict::granted, *next, settled};
+      out.replaced = settled ? settled->token : 0;
+      done(std::move(out));
     });
   }
 
@@ -161,18 +156,29 @@ private:
    */
   void replace_holder(lock_self self, const acquire_request& next, reply<hand_over_answer> done) {
     auto ended = *rec_.holder;
-    with_token(self, [this, self, next, ended, done](caf::expected<uint64_t> token) {
+    grant(self, next, true, [ended, done](caf::expected<lease_record> granted) {
+      if (!granted)
+        return done(std::move(granted.error()));
+      hand_over_answer out;
+      out.released = store_answer{verdict::ok, ended, std::nullopt};
+      out.granted = store_answer{verdict::granted, *granted, std::nullopt};
+      out.granted.replaced = ended.token;
+      done(std::move(out));
+    });
+  }
+
+  /// Makes `req.owner` the holder with a new token, in one write that replaces whatever lease
+  /// the record held (`urgent` as for commit()); `then` gets the new lease, or the error.
+  template <class Then>
+  void grant(lock_self self, const acquire_request& req, bool urgent, Then then) {
+    with_token(self, [this, self, req, urgent, then](caf::expected<uint64_t> token) mutable {
       if (!token)
-        return done(std::move(token.error()));
-      auto granted = make_lease(next.owner, *token, next.ttl_ms, self->clock().now(), env_->clock);
-      commit(self, granted, true, [ended, granted, done](caf::error err) {
+        return then(caf::expected<lease_record>{std::move(token.error())});
+      auto next = make_lease(req.owner, *token, req.ttl_ms, self->clock().now(), env_->clock);
+      commit(self, next, urgent, [next, then](caf::error err) mutable {
         if (err)
-          return done(std::move(err));
-        hand_over_answer out;
-        out.released = store_answer{verdict::ok, ended, std::nullopt};
-        out.granted = store_answer{verdict::granted, granted, std::nullopt};
-        out.granted.replaced = ended.token;
-        done(std::move(out));
+          return then(caf::expected<lease_record>{std::move(err)});
+        then(caf::expected<lease_record>{next});
       });
     });
   }
