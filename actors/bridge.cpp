@@ -98,9 +98,10 @@ caf::behavior bridge_impl(bridge_actor_ptr self, registry_actor registry, runnin
     [=](list_atom, list_request& req, reply_to<lock_list>& cb) {
       forward(self, registry, call_timeout, running, std::move(cb), list_atom_v, std::move(req));
     },
-    // A cancel takes the acquire's path, so that it can never overtake the acquire it withdraws
-    // (one sender to one receiver keeps its order): a client that closes right after asking
-    // would otherwise be granted after its cancel was dropped.
+    // A cancel always takes this path, so that it can never overtake the acquire it withdraws:
+    // that acquire is in the lock actor's mailbox already (sent directly), or ahead of it in the
+    // bridge's and the registry's (one sender to one receiver keeps its order). A client that
+    // closes right after asking would otherwise be granted after its cancel was dropped.
     [=](cancel_atom, std::string& name, uint64_t request_id) {
       self->send(registry, cancel_atom_v, std::move(name), request_id);
     },

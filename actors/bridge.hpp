@@ -2,7 +2,7 @@
 
 // The bridge: turns the service's callback calls into requests to the registry without
 // blocking anybody. Each call arrives with its callback; the reply handler runs the callback on
-// the bridge's worker thread.
+// the bridge's worker thread. Calls for a lock whose actor runs skip it (actors/direct_call.hpp).
 
 #include <atomic>
 #include <functional>

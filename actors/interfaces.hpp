@@ -13,6 +13,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
+#include "actors/direct_call.hpp"
 #include "fencelock/interfaces.hpp"
 
 namespace fencelock {
@@ -25,6 +26,9 @@ using lock_actor = caf::typed_actor<
   caf::replies_to<status_atom, std::string>::with<lock_status>,
   caf::replies_to<check_atom, check_request>::with<check_result>,
   caf::reacts_to<cancel_atom, std::string, uint64_t>,
+  /// From the service's front end (actors/direct_call.hpp): one of the first five calls, whose
+  /// answer goes to the caller's callback.
+  caf::reacts_to<lock_call>,
   /// From the watchdog: the lease with this token may have reached its deadline.
   caf::reacts_to<expire_atom, uint64_t>,
   /// From itself: the waiter with this request id gives up.

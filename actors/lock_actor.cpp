@@ -59,8 +59,8 @@ void count_waiters(self_ptr self, int64_t delta) {
     *waiting += delta;
 }
 
-/// Counts a request the registry routed here (`seen`, compared with the registry's count at
-/// retirement) and how deep the mailbox was behind it.
+/// Counts a request routed here, by the registry or directly (`seen`, compared with the lock
+/// directory's count at retirement), and how deep the mailbox was behind it.
 void took_request(self_ptr self) {
   auto& st = self->state;
   ++st.seen;
@@ -151,8 +151,7 @@ release_request as_holder(const std::string& name, const lease_record& x) {
  * is read to tell. Only with authentication (a qualified owner), and only on this failure path.
  */
 template <class T>
-void refuse_not_current(self_ptr self, const std::string& owner, uint64_t token,
-                        caf::typed_response_promise<T> rp) {
+void refuse_not_current(self_ptr self, const std::string& owner, uint64_t token, answer<T> rp) {
   if (owner_principal(owner).empty()) {
     rp.deliver(lease_lost_error());
     return;
@@ -208,7 +207,7 @@ void hand_off(self_ptr self);
 
 /// Takes in a lease the store granted to `req` (or refreshed for it) and answers `rp`.
 void take_grant(self_ptr self, const acquire_request& req, const store_answer& x,
-                caf::typed_response_promise<lease>& rp) {
+                answer<lease>& rp) {
   auto& lk = self->state.lock;
   bool fresh = x.v == verdict::granted;
   if (x.settled)
@@ -226,7 +225,7 @@ void take_grant(self_ptr self, const acquire_request& req, const store_answer& x
 }
 
 /// Queues `req` behind the holder, or answers why not.
-void queue_or_refuse(self_ptr self, acquire_request req, caf::typed_response_promise<lease> rp) {
+void queue_or_refuse(self_ptr self, acquire_request req, answer<lease> rp) {
   auto& st = self->state;
   auto& ctx = *st.ctx;
   auto& lk = st.lock;
@@ -315,7 +314,7 @@ void lease_ended(self_ptr self, const lease_record& x, lease_end_cause cause) {
  * both in one write makes a hand-off one durable write.
  */
 void release_lease(self_ptr self, const release_request& req, lease_end_cause cause,
-                   caf::typed_response_promise<bool> rp) {
+                   answer<bool> rp) {
   auto& lk = self->state.lock;
   if (lk.waiters.empty()) {
     ask_backend<store_answer>(
@@ -363,7 +362,7 @@ void release_lease(self_ptr self, const release_request& req, lease_end_cause ca
  * read first, since with a shared store the lease may have been taken through another instance;
  * a lease that changes between the read and the release is not ended (lease_lost).
  */
-void force_release(self_ptr self, uint64_t wanted, caf::typed_response_promise<bool> rp) {
+void force_release(self_ptr self, uint64_t wanted, answer<bool> rp) {
   ask_backend<lock_view>(
     self, [&](auto done) { self->state.backend->read(self, std::move(done)); },
     [self, rp, wanted](caf::expected<lock_view> x) mutable {
@@ -475,6 +474,122 @@ lease_record watched_lease(self_ptr self, std::string owner, uint64_t token, int
   return x;
 }
 
+// -- the five calls ----------------------------------------------------------------------------
+// Each comes as a CAF request (from the registry) or as a direct call (from the front end); the
+// answer goes back the way it came.
+
+void serve(self_ptr self, acquire_request req, answer<lease> rp) {
+  settle_on_exit on_exit{self};
+  auto& s = self->state;
+  took_request(self);
+  switch (s.lock.decide(req, s.ctx->max_waiters)) {
+    case admission::ask_store:
+      ask_backend<store_answer>(
+        self, [&](auto done) { self->state.backend->acquire(self, req, std::move(done)); },
+        [self, req, rp](caf::expected<store_answer> x) mutable {
+          if (!x) {
+            rp.deliver(store_error(x.error()));
+            return;
+          }
+          if (x->v == verdict::granted || x->v == verdict::ok)
+            return take_grant(self, req, *x, rp);
+          self->state.lock.note_lease(x->lease, false);
+          queue_or_refuse(self, std::move(req), std::move(rp));
+        });
+      break;
+    case admission::refresh: {
+      // The holder asks again while others wait: renew its lease in place, so that it neither
+      // jumps the queue with a new lease nor waits behind its own.
+      renew_request renewal{req.name, req.owner, s.lock.lease->token, req.ttl_ms};
+      ask_backend<store_answer>(
+        self, [&](auto done) { self->state.backend->renew(self, renewal, std::move(done)); },
+        [self, req, rp](caf::expected<store_answer> x) mutable {
+          if (!x) {
+            rp.deliver(store_error(x.error()));
+            return;
+          }
+          if (x->v == verdict::ok)
+            return take_grant(self, req, *x, rp);
+          queue_or_refuse(self, std::move(req), std::move(rp)); // it ended: queue like anyone
+        });
+      break;
+    }
+    case admission::queue:
+    case admission::reject_held:
+      queue_or_refuse(self, std::move(req), std::move(rp));
+      break;
+    case admission::reject_full:
+      rp.deliver(
+        caf::make_error(errc::too_many_waiters, "lock " + s.lock.name + " has too many waiters"));
+      break;
+  }
+}
+
+void serve(self_ptr self, renew_request req, answer<lease> rp) {
+  settle_on_exit on_exit{self};
+  took_request(self);
+  if (auto err = foreign_principal(self, req.owner, req.token)) {
+    rp.deliver(std::move(err));
+    return;
+  }
+  ask_backend<store_answer>(
+    self, [&](auto done) { self->state.backend->renew(self, req, std::move(done)); },
+    [self, rp, owner = req.owner, token = req.token](caf::expected<store_answer> x) mutable {
+      if (!x) {
+        rp.deliver(store_error(x.error()));
+        return;
+      } // unconfirmed: the holder counts down
+      if (x->v != verdict::ok) {
+        refuse_not_current(self, owner, token, rp);
+        return;
+      }
+      self->state.lock.note_lease(x->lease, true);
+      announce_lease(self, lock_event_kind::renewed, x->lease);
+      rp.deliver(to_lease(self->state.lock.name, x->lease));
+    });
+}
+
+void serve(self_ptr self, release_request req, answer<bool> rp) {
+  settle_on_exit on_exit{self};
+  took_request(self);
+  if (req.force)
+    return force_release(self, req.token, std::move(rp));
+  if (auto err = foreign_principal(self, req.owner, req.token)) {
+    rp.deliver(std::move(err));
+    return;
+  }
+  auto cause = req.session_closed ? lease_end_cause::session_closed : lease_end_cause::released;
+  release_lease(self, req, cause, std::move(rp));
+}
+
+void serve(self_ptr self, std::string /* name: the actor's own */, answer<lock_status> rp) {
+  settle_on_exit on_exit{self};
+  took_request(self);
+  ask_backend<lock_view>(
+    self, [&](auto done) { self->state.backend->read(self, std::move(done)); },
+    [self, rp](caf::expected<lock_view> x) mutable {
+      if (!x) {
+        rp.deliver(store_error(x.error()));
+        return;
+      }
+      rp.deliver(self->state.lock.status(*x));
+    });
+}
+
+void serve(self_ptr self, check_request req, answer<check_result> rp) {
+  settle_on_exit on_exit{self};
+  took_request(self);
+  ask_backend<lock_view>(
+    self, [&](auto done) { self->state.backend->read(self, std::move(done)); },
+    [rp, token = req.token](caf::expected<lock_view> x) mutable {
+      if (!x) {
+        rp.deliver(store_error(x.error()));
+        return;
+      }
+      rp.deliver(check(*x, token));
+    });
+}
+
 } // namespace
 
 lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_context_ptr ctx) {
@@ -503,123 +618,28 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
   });
   return {
     [=](acquire_atom, acquire_request& req) -> caf::result<lease> {
-      settle_on_exit on_exit{self};
-      auto& s = self->state;
-      took_request(self);
       auto rp = self->make_response_promise<lease>();
-      switch (s.lock.decide(req, s.ctx->max_waiters)) {
-        case admission::ask_store:
-          ask_backend<store_answer>(
-            self, [&](auto done) { self->state.backend->acquire(self, req, std::move(done)); },
-            [self, req, rp](caf::expected<store_answer> x) mutable {
-              if (!x) {
-                rp.deliver(store_error(x.error()));
-                return;
-              }
-              if (x->v == verdict::granted || x->v == verdict::ok)
-                return take_grant(self, req, *x, rp);
-              self->state.lock.note_lease(x->lease, false);
-              queue_or_refuse(self, std::move(req), std::move(rp));
-            });
-          break;
-        case admission::refresh: {
-          // The holder asks again while others wait: renew its lease in place, so that it
-          // neither jumps the queue with a new lease nor waits behind its own.
-          renew_request renewal{req.name, req.owner, s.lock.lease->token, req.ttl_ms};
-          ask_backend<store_answer>(
-            self, [&](auto done) { self->state.backend->renew(self, renewal, std::move(done)); },
-            [self, req, rp](caf::expected<store_answer> x) mutable {
-              if (!x) {
-                rp.deliver(store_error(x.error()));
-                return;
-              }
-              if (x->v == verdict::ok)
-                return take_grant(self, req, *x, rp);
-              queue_or_refuse(self, std::move(req), std::move(rp)); // it ended: queue like anyone
-            });
-          break;
-        }
-        case admission::queue:
-        case admission::reject_held:
-          queue_or_refuse(self, std::move(req), rp);
-          break;
-        case admission::reject_full:
-          rp.deliver(caf::make_error(errc::too_many_waiters,
-                                     "lock " + s.lock.name + " has too many waiters"));
-          break;
-      }
+      serve(self, std::move(req), answer<lease>{rp});
       return rp;
     },
     [=](renew_atom, renew_request& req) -> caf::result<lease> {
-      settle_on_exit on_exit{self};
-      took_request(self);
       auto rp = self->make_response_promise<lease>();
-      if (auto err = foreign_principal(self, req.owner, req.token)) {
-        rp.deliver(std::move(err));
-        return rp;
-      }
-      ask_backend<store_answer>(
-        self, [&](auto done) { self->state.backend->renew(self, req, std::move(done)); },
-        [self, rp, owner = req.owner, token = req.token](caf::expected<store_answer> x) mutable {
-          if (!x) {
-            rp.deliver(store_error(x.error()));
-            return;
-          } // unconfirmed: the holder counts down
-          if (x->v != verdict::ok) {
-            refuse_not_current(self, owner, token, rp);
-            return;
-          }
-          self->state.lock.note_lease(x->lease, true);
-          announce_lease(self, lock_event_kind::renewed, x->lease);
-          rp.deliver(to_lease(self->state.lock.name, x->lease));
-        });
+      serve(self, std::move(req), answer<lease>{rp});
       return rp;
     },
     [=](release_atom, release_request& req) -> caf::result<bool> {
-      settle_on_exit on_exit{self};
-      took_request(self);
       auto rp = self->make_response_promise<bool>();
-      if (req.force) {
-        force_release(self, req.token, rp);
-        return rp;
-      }
-      if (auto err = foreign_principal(self, req.owner, req.token)) {
-        rp.deliver(std::move(err));
-        return rp;
-      }
-      auto cause = req.session_closed ? lease_end_cause::session_closed : lease_end_cause::released;
-      release_lease(self, req, cause, rp);
+      serve(self, std::move(req), answer<bool>{rp});
       return rp;
     },
-    [=](status_atom, const std::string&) -> caf::result<lock_status> {
-      settle_on_exit on_exit{self};
-      took_request(self);
+    [=](status_atom, std::string& asked) -> caf::result<lock_status> {
       auto rp = self->make_response_promise<lock_status>();
-      ask_backend<lock_view>(
-        self, [&](auto done) { self->state.backend->read(self, std::move(done)); },
-        [self, rp](caf::expected<lock_view> x) mutable {
-          if (!x) {
-            rp.deliver(store_error(x.error()));
-            return;
-          }
-          rp.deliver(self->state.lock.status(*x));
-        });
+      serve(self, std::move(asked), answer<lock_status>{rp});
       return rp;
     },
-    [=](check_atom, const check_request& req) -> caf::result<check_result> {
-      settle_on_exit on_exit{self};
-      took_request(self);
+    [=](check_atom, check_request& req) -> caf::result<check_result> {
       auto rp = self->make_response_promise<check_result>();
-      auto token = req.token;
-      ask_backend<lock_view>(
-        self, [&](auto done) { self->state.backend->read(self, std::move(done)); },
-        [rp, token](caf::expected<lock_view> x) mutable {
-          if (!x) {
-            rp.deliver(store_error(x.error()));
-            return;
-          }
-          rp.deliver(check(*x, token));
-        });
+      serve(self, std::move(req), answer<check_result>{rp});
       return rp;
     },
     [=](cancel_atom, const std::string&, uint64_t request_id) {
@@ -644,6 +664,10 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
           if (x && x->v == verdict::ok)
             lease_ended(self, x->lease, lease_end_cause::undelivered);
         });
+    },
+    [=](lock_call& call) {
+      std::visit([&](auto& c) { serve(self, std::move(c.req), answer{std::move(c.reply)}); },
+                 call.op);
     },
     [=](expire_atom, uint64_t token) {
       settle_on_exit on_exit{self};

@@ -59,7 +59,7 @@ struct lock_actor_state {
   /// exactly when the lease the actor keeps asks for it.
   uint64_t armed_token = 0;
   caf::actor_clock::time_point armed_deadline;
-  uint64_t seen = 0;                   // messages the registry routed here, handled so far
+  uint64_t seen = 0;                   // messages routed here (lock directory), handled so far
   uint64_t idle_reported = UINT64_MAX; // `seen` when idle was last reported
   uint32_t in_flight = 0;              // backend calls awaiting their answer
   static inline const char* name = "fencelock.lock";

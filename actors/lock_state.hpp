@@ -11,8 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <caf/typed_response_promise.hpp>
-
+#include "actors/direct_call.hpp"
 #include "actors/store/backend.hpp"
 #include "fencelock/types.hpp"
 
@@ -21,7 +20,7 @@ namespace fencelock {
 /// An acquire waiting for the lock.
 struct waiter_info {
   acquire_request req;
-  caf::typed_response_promise<lease> promise;
+  answer<lease> promise;
   /// When it started waiting, on the real clock: for the wait-time histogram only.
   std::chrono::steady_clock::time_point since;
 };

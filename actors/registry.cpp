@@ -11,42 +11,29 @@ namespace fencelock {
 namespace {
 
 using self_ptr = registry_actor::stateful_pointer<registry_state>;
-using entry = registry_state::entry;
 
 void count_actors(self_ptr self) {
   if (auto* m = self->state.ctx->metrics.get())
-    m->set_lock_actors(self->state.locks.size());
+    m->set_lock_actors(self->state.locks->size());
 }
 
-entry& spawn_lock(self_ptr self, const std::string& name) {
+/// Spawns the actor of `name`, with `routed` messages about to be sent to it.
+lock_actor spawn_lock(self_ptr self, const std::string& name, uint64_t routed) {
   auto& st = self->state;
   auto handle = self->spawn(lock_actor_impl, name, st.ctx);
   self->monitor(handle);
-  auto& e = st.locks.emplace(name, entry{std::move(handle), 0}).first->second;
+  st.locks->add(name, handle, routed);
   count_actors(self);
-  return e;
-}
-
-/// Returns the entry of the actor of `report` if the report still holds: that actor lives and
-/// nothing was routed to it since it reported; else the end of the map.
-auto find_idle(self_ptr self, const registry_state::idle_report& report) {
-  auto& locks = self->state.locks;
-  auto i = locks.find(report.name);
-  if (i != locks.end()
-      && (i->second.handle.address() != report.actor || i->second.routed != report.seen))
-    return locks.end();
-  return i;
+  return handle;
 }
 
 /// Retires the actor of `report` if the report still holds; returns whether it did.
 bool retire_if_idle(self_ptr self, const registry_state::idle_report& report) {
-  auto& locks = self->state.locks;
-  auto i = find_idle(self, report);
-  if (i == locks.end())
+  auto handle = self->state.locks->take_if_idle(report.name, report.actor, report.seen);
+  if (!handle)
     return false; // used again since, or retired already
   self->demonitor(report.actor);
-  self->send(i->second.handle, retire_atom_v);
-  locks.erase(i);
+  self->send(handle, retire_atom_v);
   count_actors(self);
   return true;
 }
@@ -83,86 +70,76 @@ enum class route_kind {
 /// Returns the actor of `name` (counting one more message routed to it), or null when there is
 /// none to route to. `capped` is set when one was needed but max-locks actors exist already:
 /// a flood of new names cannot grow memory without bound, whatever the request.
-entry* route(self_ptr self, const std::string& name, route_kind kind, bool& capped) {
+lock_actor route(self_ptr self, const std::string& name, route_kind kind, bool& capped) {
   auto& st = self->state;
   capped = false;
-  auto i = st.locks.find(name);
-  if (i != st.locks.end()) {
-    ++i->second.routed;
-    return &i->second;
-  }
+  if (auto handle = st.locks->route(name))
+    return handle;
   if (kind == route_kind::existing
       || (kind == route_kind::spawn_if_shared && !st.ctx->store->shared()))
-    return nullptr;
-  if (st.locks.size() >= st.ctx->max_locks && !evict_idle(self)) {
+    return {};
+  if (st.locks->size() >= st.ctx->max_locks && !evict_idle(self)) {
     capped = true;
-    return nullptr;
+    return {};
   }
-  auto& e = spawn_lock(self, name);
-  ++e.routed;
-  return &e;
+  return spawn_lock(self, name, 1);
 }
 
 } // namespace
 
 registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx, lister_actor lister,
-                                            std::vector<std::string> held) {
+                                            std::vector<std::string> held,
+                                            std::shared_ptr<lock_directory> locks) {
   auto& st = self->state;
+  st.locks = std::move(locks);
   ctx.registry = caf::actor_cast<registry_actor>(self);
   st.ctx = std::make_shared<const lock_context>(std::move(ctx));
   st.lister = std::move(lister);
   for (auto& name : held)
-    spawn_lock(self, name); // held locks always have an actor, max-locks or not
+    spawn_lock(self, name, 0); // held locks always have an actor, max-locks or not
   // A lock actor that dies (its record could not be loaded) is forgotten; the next request for
   // its name spawns a fresh one.
   self->set_down_handler([=](caf::down_msg& dm) {
-    auto& locks = self->state.locks;
-    for (auto i = locks.begin(); i != locks.end(); ++i) {
-      if (i->second.handle.address() == dm.source) {
-        locks.erase(i);
-        count_actors(self);
-        return;
-      }
-    }
+    if (self->state.locks->forget(dm.source))
+      count_actors(self);
   });
   // Lock actors are not linked (one failing must not take the others down), so stopping the
   // registry stops them explicitly.
   self->set_exit_handler([=](caf::exit_msg& msg) {
-    for (auto& [name, e] : self->state.locks)
-      self->send_exit(e.handle, msg.reason);
-    self->state.locks.clear();
+    for (auto& handle : self->state.locks->take_all())
+      self->send_exit(handle, msg.reason);
     count_actors(self);
     self->quit(msg.reason);
   });
   return {
     [=](acquire_atom, acquire_request& req) -> caf::result<lease> {
       bool capped;
-      if (auto* e = route(self, req.name, route_kind::spawn, capped))
-        return self->delegate(e->handle, acquire_atom_v, std::move(req));
+      if (auto handle = route(self, req.name, route_kind::spawn, capped))
+        return self->delegate(handle, acquire_atom_v, std::move(req));
       return too_many_locks(self);
     },
     [=](renew_atom, renew_request& req) -> caf::result<lease> {
       bool capped;
-      if (auto* e = route(self, req.name, route_kind::spawn_if_shared, capped))
-        return self->delegate(e->handle, renew_atom_v, std::move(req));
+      if (auto handle = route(self, req.name, route_kind::spawn_if_shared, capped))
+        return self->delegate(handle, renew_atom_v, std::move(req));
       return capped ? too_many_locks(self) : lease_lost_error();
     },
     [=](release_atom, release_request& req) -> caf::result<bool> {
       bool capped;
-      if (auto* e = route(self, req.name, route_kind::spawn_if_shared, capped))
-        return self->delegate(e->handle, release_atom_v, std::move(req));
+      if (auto handle = route(self, req.name, route_kind::spawn_if_shared, capped))
+        return self->delegate(handle, release_atom_v, std::move(req));
       return capped ? too_many_locks(self) : lease_lost_error();
     },
     [=](status_atom, std::string& name) -> caf::result<lock_status> {
       bool capped;
-      if (auto* e = route(self, name, route_kind::spawn, capped))
-        return self->delegate(e->handle, status_atom_v, std::move(name));
+      if (auto handle = route(self, name, route_kind::spawn, capped))
+        return self->delegate(handle, status_atom_v, std::move(name));
       return too_many_locks(self);
     },
     [=](check_atom, check_request& req) -> caf::result<check_result> {
       bool capped;
-      if (auto* e = route(self, req.name, route_kind::spawn_if_shared, capped))
-        return self->delegate(e->handle, check_atom_v, std::move(req));
+      if (auto handle = route(self, req.name, route_kind::spawn_if_shared, capped))
+        return self->delegate(handle, check_atom_v, std::move(req));
       if (capped)
         return too_many_locks(self);
       return check_result{}; // no actor and no shared store: nothing is current
@@ -173,34 +150,33 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx, lis
     [=](cancel_atom, std::string& name, uint64_t request_id) {
       // Waiters and undeliverable grants live in this instance's actors, or nowhere.
       bool capped;
-      if (auto* e = route(self, name, route_kind::existing, capped))
-        self->send(e->handle, cancel_atom_v, std::move(name), request_id);
+      if (auto handle = route(self, name, route_kind::existing, capped))
+        self->send(handle, cancel_atom_v, std::move(name), request_id);
     },
     [=](heard_atom, const std::string& name, uint64_t token, bool ended) {
       // Only an existing actor can have waiters or a watched lease here.
-      auto& locks = self->state.locks;
-      if (auto i = locks.find(name); i != locks.end())
-        self->send(i->second.handle, heard_atom_v, token, ended);
+      if (auto handle = self->state.locks->find(name)) // not counted: not a routed request
+        self->send(handle, heard_atom_v, token, ended);
     },
     [=](resync_atom) {
-      for (auto& [n, e] : self->state.locks)
-        self->send(e.handle, resync_atom_v);
+      for (auto& handle : self->state.locks->all())
+        self->send(handle, resync_atom_v);
     },
     [=](watch_atom, std::string& name, std::string& owner, uint64_t token, int64_t expires_at_ms,
         int64_t remaining_ms) {
       bool capped;
-      if (auto* e = route(self, name, route_kind::spawn, capped))
-        self->send(e->handle, watch_atom_v, std::move(owner), token, expires_at_ms, remaining_ms);
+      if (auto handle = route(self, name, route_kind::spawn, capped))
+        self->send(handle, watch_atom_v, std::move(owner), token, expires_at_ms, remaining_ms);
     },
     [=](drain_atom) {
-      for (auto& [n, e] : self->state.locks)
-        self->send<caf::message_priority::high>(e.handle, drain_atom_v);
+      for (auto& handle : self->state.locks->all())
+        self->send<caf::message_priority::high>(handle, drain_atom_v);
     },
     [=](idle_atom, std::string& name, uint64_t seen) {
       auto& reg = self->state;
       registry_state::idle_report report{
         std::move(name), caf::actor_cast<caf::actor_addr>(self->current_sender()), seen};
-      if (find_idle(self, report) == reg.locks.end())
+      if (!reg.locks->idle(report.name, report.actor, report.seen))
         return; // something is still on its way to that actor
       if (reg.ctx->idle_kept == 0) {
         retire_if_idle(self, report);

@@ -1,11 +1,12 @@
 #pragma once
 
 #include <deque>
+#include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "actors/lock_actor.hpp"
+#include "actors/lock_directory.hpp"
 
 namespace fencelock {
 
@@ -13,10 +14,6 @@ struct registry_state {
   // Not an aggregate: CAF would otherwise try to build the state from the actor pointer.
   registry_state() = default;
 
-  struct entry {
-    lock_actor handle;
-    uint64_t routed = 0; // messages routed to `handle` so far
-  };
   /// An idle report kept: the actor is still idle if nothing was routed to it since.
   struct idle_report {
     std::string name;
@@ -25,7 +22,8 @@ struct registry_state {
   };
   lock_context_ptr ctx;
   lister_actor lister;
-  std::unordered_map<std::string, entry> locks;
+  /// The running lock actors; the service's front end routes through it too.
+  std::shared_ptr<lock_directory> locks;
   /// Idle reports, oldest first (at most ctx->idle_kept): the actors to retire first. A report
   /// of an actor that was used again since is stale and skipped.
   std::deque<idle_report> idle;
@@ -37,12 +35,14 @@ struct registry_state {
 /// leases' expiry is armed after a restart. Lists go to `lister`.
 ///
 /// Retirement is race-free: a lock actor reports idle with the number of routed messages it has
-/// handled; the registry retires it only if that equals the number it routed, i.e. nothing is
-/// in flight to it. Otherwise the report is stale and ignored. Up to ctx.idle_kept idle actors
-/// are kept for their next request (a name used again soon, as most are, costs no spawn and no
-/// load); the oldest are retired beyond that, and first when max-locks needs a place.
+/// handled; the registry retires it only if that equals the number routed to it (by the registry
+/// and by the front end, through `locks`), i.e. nothing is in flight to it. Otherwise the report is
+/// stale and ignored. Up to ctx.idle_kept idle actors are kept for their next request (a name used
+/// again soon, as most are, costs no spawn and no load); the oldest are retired beyond that, and
+/// first when max-locks needs a place.
 registry_actor::behavior_type registry_impl(registry_actor::stateful_pointer<registry_state> self,
                                             lock_context ctx, lister_actor lister,
-                                            std::vector<std::string> held);
+                                            std::vector<std::string> held,
+                                            std::shared_ptr<lock_directory> locks);
 
 } // namespace fencelock

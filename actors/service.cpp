@@ -72,9 +72,9 @@ struct service::impl {
   }
 
   /*
-   * Validates (`invalid` is the validation's verdict), admits, logs and sends one call through
-   * the bridge. `lock`, `owner` and `token` label the operation event; `cls` decides when the
-   * call is shed. `done` is called exactly once.
+   * Validates (`invalid` is the validation's verdict), admits, logs and sends one call: straight
+   * to its lock's actor when one runs, else through the bridge. `lock`, `owner` and `token` label
+   * the operation event; `cls` decides when the call is shed. `done` is called exactly once.
    */
   template <class T, class Req, class Atom>
   void call(Atom atom, std::string_view op, Req req, std::string lock, std::string owner,
@@ -97,10 +97,25 @@ struct service::impl {
     ++core->in_flight;
     if (cls == call_class::read)
       ++core->reads_in_flight;
+    // A lock whose actor runs is called directly; the others take the bridge and the registry,
+    // which spawns the actor (actors/direct_call.hpp).
+    lock_actor actor;
+    if constexpr (!std::is_same_v<Req, list_request>)
+      actor = actors.locks->route(lock); // counted as routed to it: it is sent one now
     auto finish =
       finishing<T>(core, op, std::move(lock), std::move(owner), token, std::move(done),
                    std::move(ctx), cls == call_class::read ? counted::read : counted::call);
-    // Renewals and releases overtake queued calls from the first mailbox on (the bridge's).
+    // Renewals and releases overtake queued calls from the first mailbox on.
+    if constexpr (!std::is_same_v<Req, list_request>) {
+      if (actor) {
+        lock_call direct{direct_call<Req, T>{std::move(req), {std::move(finish), core->running}}};
+        if (cls == call_class::lease)
+          caf::anon_send<caf::message_priority::high>(actor, std::move(direct));
+        else
+          caf::anon_send(actor, std::move(direct));
+        return;
+      }
+    }
     if (cls == call_class::lease)
       caf::anon_send<caf::message_priority::high>(bridge, atom, std::move(req),
                                                   reply_to<T>{std::move(finish)});
@@ -347,7 +362,9 @@ std::size_t service::subscriptions() const {
 
 void service::cancel(const std::string& name, uint64_t request_id) {
   if (running() && valid_lock_name(name))
-    caf::anon_send(impl_->bridge, cancel_atom_v, name, request_id); // behind its acquire
+    // Through the bridge and the registry: behind its acquire whichever way that went (straight
+    // to the lock's actor, or the same way as this).
+    caf::anon_send(impl_->bridge, cancel_atom_v, name, request_id);
 }
 
 } // namespace fencelock

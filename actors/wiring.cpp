@@ -38,8 +38,9 @@ service_actors spawn_service_actors(caf::actor_system& sys, std::shared_ptr<stor
   ctx.metrics = std::move(links.stats);
   ctx.waiting = std::move(links.waiting);
   ctx.draining = std::move(links.draining);
+  result.locks = std::make_shared<lock_directory>();
   result.registry =
-    sys.spawn(registry_impl, std::move(ctx), store->lister(), store->held_at_start());
+    sys.spawn(registry_impl, std::move(ctx), store->lister(), store->held_at_start(), result.locks);
   store->start(result.registry);
   return result;
 }

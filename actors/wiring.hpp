@@ -13,6 +13,7 @@
 
 #include "actors/clock.hpp"
 #include "actors/interfaces.hpp"
+#include "actors/lock_directory.hpp"
 #include "actors/store/backend.hpp"
 #include "fencelock/config.hpp"
 
@@ -25,6 +26,8 @@ struct service_actors {
   std::shared_ptr<store_runtime> store;
   watchdog_actor watchdog;
   registry_actor registry;
+  /// The lock actors that run (the registry keeps it): direct calls go through it.
+  std::shared_ptr<lock_directory> locks;
 
   /// Returns every actor, the registry first and the store's last: the order to stop them in.
   std::vector<caf::actor> stop_order() const;

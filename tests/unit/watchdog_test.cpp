@@ -45,6 +45,7 @@ struct bench {
         [](status_atom, std::string&) -> caf::result<lock_status> { return lock_status{}; },
         [](check_atom, check_request&) -> caf::result<check_result> { return check_result{}; },
         [](cancel_atom, std::string&, uint64_t) {},
+        [](lock_call&) {},
         [counter](expire_atom, uint64_t) { ++*counter; },
         [](wait_timeout_atom, uint64_t) {},
         [self](retire_atom) { self->quit(); },

@@ -1,0 +1,85 @@
+#include "actors/lock_directory.hpp"
+
+namespace fencelock {
+
+lock_actor lock_directory::route(const std::string& name) {
+  std::lock_guard guard{mtx_};
+  auto i = locks_.find(name);
+  if (i == locks_.end())
+    return {};
+  ++i->second.routed;
+  return i->second.handle;
+}
+
+lock_actor lock_directory::find(const std::string& name) const {
+  std::lock_guard guard{mtx_};
+  auto i = locks_.find(name);
+  return i == locks_.end() ? lock_actor{} : i->second.handle;
+}
+
+void lock_directory::add(const std::string& name, lock_actor handle, uint64_t routed) {
+  std::lock_guard guard{mtx_};
+  locks_.insert_or_assign(name, entry{std::move(handle), routed});
+}
+
+std::unordered_map<std::string, lock_directory::entry>::const_iterator lock_directory::find_idle(
+  const std::string& name, const caf::actor_addr& actor, uint64_t seen) const {
+  auto i = locks_.find(name);
+  if (i != locks_.end() && (i->second.handle.address() != actor || i->second.routed != seen))
+    return locks_.end();
+  return i;
+}
+
+bool lock_directory::idle(const std::string& name, const caf::actor_addr& actor,
+                          uint64_t seen) const {
+  std::lock_guard guard{mtx_};
+  return find_idle(name, actor, seen) != locks_.end();
+}
+
+lock_actor lock_directory::take_if_idle(const std::string& name, const caf::actor_addr& actor,
+                                        uint64_t seen) {
+  std::lock_guard guard{mtx_};
+  auto i = find_idle(name, actor, seen);
+  if (i == locks_.end())
+    return {};
+  auto handle = i->second.handle;
+  locks_.erase(i);
+  return handle;
+}
+
+bool lock_directory::forget(const caf::actor_addr& actor) {
+  std::lock_guard guard{mtx_};
+  for (auto i = locks_.begin(); i != locks_.end(); ++i) {
+    if (i->second.handle.address() == actor) {
+      locks_.erase(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<lock_actor> lock_directory::take_all() {
+  std::lock_guard guard{mtx_};
+  std::vector<lock_actor> out;
+  out.reserve(locks_.size());
+  for (auto& [name, e] : locks_)
+    out.push_back(std::move(e.handle));
+  locks_.clear();
+  return out;
+}
+
+std::vector<lock_actor> lock_directory::all() const {
+  std::lock_guard guard{mtx_};
+  std::vector<lock_actor> out;
+  out.reserve(locks_.size());
+  for (auto& [name, e] : locks_)
+    out.push_back(e.handle);
+  return out;
+}
+
+std::size_t lock_directory::size() const {
+  std::lock_guard guard{mtx_};
+  return locks_.size();
+}
+
+} // namespace fencelock
