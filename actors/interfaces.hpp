@@ -31,8 +31,9 @@ using lock_actor = caf::typed_actor<
   caf::reacts_to<lock_call>,
   /// From the watchdog: the lease with this token may have reached its deadline.
   caf::reacts_to<expire_atom, uint64_t>,
-  /// From itself: the waiter with this request id gives up.
-  caf::reacts_to<wait_timeout_atom, uint64_t>,
+  /// From itself: the wait timer armed for this time (ns on the actor clock) fired; the
+  /// waiters whose deadline passed give up.
+  caf::reacts_to<wait_timeout_atom, int64_t>,
   /// From the registry: quit, nobody routes to this actor any more.
   caf::reacts_to<retire_atom>,
   /// From the registry (a shared store's event source): lease `token` started (`ended` false)

@@ -224,6 +224,17 @@ void take_grant(self_ptr self, const acquire_request& req, const store_answer& x
   rp.deliver(to_lease(lk.name, x.lease));
 }
 
+/// Makes sure a wait timer fires by `deadline`: one timer per lock, at its earliest waiter's
+/// deadline, rather than one per waiter (each a hand-off to CAF's clock thread, and a stale
+/// message later for every waiter granted first).
+void arm_wait_timer(self_ptr self, time_point deadline) {
+  auto& armed = self->state.wait_armed;
+  if (armed && *armed <= deadline)
+    return;
+  armed = deadline;
+  self->delayed_send(self, deadline - self->clock().now(), wait_timeout_atom_v, to_ns(deadline));
+}
+
 /// Queues `req` behind the holder, or answers why not.
 void queue_or_refuse(self_ptr self, acquire_request req, answer<lease> rp) {
   auto& st = self->state;
@@ -247,12 +258,11 @@ void queue_or_refuse(self_ptr self, acquire_request req, answer<lease> rp) {
                                std::string{"the service has too many waiting acquires"}));
     return;
   }
-  auto id = req.request_id;
-  auto wait = millis(req.wait_ms);
+  auto deadline = self->clock().now() + millis(req.wait_ms);
   lk.waiters.push_back(
-    waiter_info{std::move(req), std::move(rp), std::chrono::steady_clock::now()});
+    waiter_info{std::move(req), std::move(rp), std::chrono::steady_clock::now(), deadline});
   count_waiters(self, 1);
-  self->delayed_send(self, wait, wait_timeout_atom_v, id);
+  arm_wait_timer(self, deadline);
 }
 
 /// Answers every waiter with `err` (fail closed: nothing can be granted now).
@@ -683,13 +693,17 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       else
         hand_off(self); // only waiters wait for it: the first tries (the store ends it then)
     },
-    [=](wait_timeout_atom, uint64_t request_id) {
+    [=](wait_timeout_atom, int64_t armed_ns) {
       settle_on_exit on_exit{self};
       auto& s = self->state;
-      if (auto w = s.lock.take_waiter(request_id)) {
-        count_waiters(self, -1);
-        w->promise.deliver(lock_held_error(s.lock.lease));
-      }
+      if (s.wait_armed && to_ns(*s.wait_armed) == armed_ns)
+        s.wait_armed.reset(); // this is the armed timer (an earlier one may have replaced it)
+      auto overdue = s.lock.take_overdue(self->clock().now());
+      count_waiters(self, -static_cast<int64_t>(overdue.size()));
+      for (auto& w : overdue)
+        w.promise.deliver(lock_held_error(s.lock.lease));
+      if (auto next = s.lock.earliest_deadline())
+        arm_wait_timer(self, *next);
     },
     [=](retire_atom) {
       auto& s = self->state;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <caf/actor_clock.hpp>
@@ -59,6 +60,8 @@ struct lock_actor_state {
   /// exactly when the lease the actor keeps asks for it.
   uint64_t armed_token = 0;
   caf::actor_clock::time_point armed_deadline;
+  /// The wait timer armed (the earliest of those armed, if several): waiters give up by then.
+  std::optional<caf::actor_clock::time_point> wait_armed;
   uint64_t seen = 0;                   // messages routed here (lock directory), handled so far
   uint64_t idle_reported = UINT64_MAX; // `seen` when idle was last reported
   uint32_t in_flight = 0;              // backend calls awaiting their answer

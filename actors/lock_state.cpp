@@ -1,6 +1,7 @@
 #include "actors/lock_state.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace fencelock {
 
@@ -50,6 +51,24 @@ waiter_info lock_state::pop_front() {
   auto result = std::move(waiters.front());
   waiters.erase(waiters.begin());
   return result;
+}
+
+std::vector<waiter_info> lock_state::take_overdue(caf::actor_clock::time_point now) {
+  std::vector<waiter_info> overdue;
+  auto keep = std::stable_partition(waiters.begin(), waiters.end(),
+                                    [&](const waiter_info& w) { return w.deadline > now; });
+  std::move(keep, waiters.end(), std::back_inserter(overdue));
+  waiters.erase(keep, waiters.end());
+  return overdue;
+}
+
+std::optional<caf::actor_clock::time_point> lock_state::earliest_deadline() const {
+  auto i = std::min_element(
+    waiters.begin(), waiters.end(),
+    [](const waiter_info& x, const waiter_info& y) { return x.deadline < y.deadline; });
+  if (i == waiters.end())
+    return std::nullopt;
+  return i->deadline;
 }
 
 lock_status lock_state::status(const lock_view& view) const {

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <caf/actor_clock.hpp>
+
 #include "actors/direct_call.hpp"
 #include "actors/store/backend.hpp"
 #include "fencelock/types.hpp"
@@ -23,6 +25,8 @@ struct waiter_info {
   answer<lease> promise;
   /// When it started waiting, on the real clock: for the wait-time histogram only.
   std::chrono::steady_clock::time_point since;
+  /// When it gives up (its wait_ms from when it queued), on the actor clock.
+  caf::actor_clock::time_point deadline;
 };
 
 /// What the lock actor does with an acquire.
@@ -70,6 +74,12 @@ struct lock_state {
 
   /// Removes and returns the oldest waiter (there must be one).
   waiter_info pop_front();
+
+  /// Removes and returns the waiters whose deadline is `now` or earlier, oldest first.
+  std::vector<waiter_info> take_overdue(caf::actor_clock::time_point now);
+
+  /// Returns the earliest deadline of a waiter, if any waits.
+  std::optional<caf::actor_clock::time_point> earliest_deadline() const;
 
   /// Returns the lock as clients see it when the store says `view`.
   lock_status status(const lock_view& view) const;

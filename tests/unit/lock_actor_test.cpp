@@ -95,6 +95,30 @@ TEST_CASE("waiters are handed the lock in FIFO order with new tokens", "[actors]
   CHECK(lc.token > lb.token);
 }
 
+TEST_CASE("waiters give up at their own deadlines, under one wait timer per lock", "[actors]") {
+  actor_fixture f;
+  f.acquire("a", "alice", 60'000)->value().value();
+  auto b = f.acquire("a", "bob", 1000, 1000);
+  auto timers = f.sched.clock().schedule().size(); // bob's wait, and the lease's expiry
+  auto c = f.acquire("a", "carol", 1000, 3000);
+  auto d = f.acquire("a", "dave", 1000, 2000);
+  CHECK(f.sched.clock().schedule().size() == timers); // later deadlines: no timer of their own
+  f.advance(999);
+  CHECK_FALSE(b->has_value());
+  f.advance(1);
+  CHECK(test::code_of(b) == errc::lock_held);
+  CHECK_FALSE(c->has_value());
+  CHECK_FALSE(d->has_value());
+  CHECK(f.status("a").waiters == 2);
+  f.advance(1000);
+  CHECK(test::code_of(d) == errc::lock_held);
+  CHECK_FALSE(c->has_value());
+  f.advance(1000);
+  CHECK(test::code_of(c) == errc::lock_held);
+  CHECK(f.status("a").waiters == 0);
+  CHECK(*f.waiting == 0);
+}
+
 TEST_CASE("a release hands the lock to the next waiter in one durable write", "[actors]") {
   auto store = std::make_shared<memory_store>();
   actor_fixture f{store, 100, 1000}; // one block: the grants reserve no tokens meanwhile

@@ -40,11 +40,29 @@ TEST_CASE("lock_state admits acquires in FIFO order", "[lock_state]") {
   st.note_lease(held_by("alice", 3, 1000), true);
   CHECK(st.decide(req("bob", 100), 10) == admission::ask_store);
   // Somebody waits: the holder renews in place, everyone else queues behind or is refused.
-  st.waiters.push_back(waiter_info{req("bob", 100), {}, {}});
+  st.waiters.push_back(waiter_info{req("bob", 100), {}, {}, at(100)});
   CHECK(st.decide(req("alice"), 10) == admission::refresh);
   CHECK(st.decide(req("carol"), 10) == admission::reject_held);
   CHECK(st.decide(req("carol", 100), 10) == admission::queue);
   CHECK(st.decide(req("carol", 100), 1) == admission::reject_full);
+}
+
+TEST_CASE("lock_state lets waiters give up at their own deadlines, in FIFO order", "[lock_state]") {
+  lock_state st;
+  CHECK_FALSE(st.earliest_deadline());
+  for (auto [owner, deadline] :
+       {std::pair{"bob", 300}, {"carol", 100}, {"dave", 200}, {"erin", 100}})
+    st.waiters.push_back(waiter_info{req(owner, deadline), {}, {}, at(deadline)});
+  CHECK(st.earliest_deadline() == at(100));
+  CHECK(st.take_overdue(at(99)).empty());
+  auto overdue = st.take_overdue(at(100));
+  REQUIRE(overdue.size() == 2);
+  CHECK(overdue[0].req.owner == "carol");
+  CHECK(overdue[1].req.owner == "erin");
+  REQUIRE(st.waiters.size() == 2);
+  CHECK(st.waiters[0].req.owner == "bob"); // the rest keep their order
+  CHECK(st.waiters[1].req.owner == "dave");
+  CHECK(st.earliest_deadline() == at(200));
 }
 
 TEST_CASE("lock_state keeps what it must and nothing more", "[lock_state]") {

@@ -47,7 +47,7 @@ struct bench {
         [](cancel_atom, std::string&, uint64_t) {},
         [](lock_call&) {},
         [counter](expire_atom, uint64_t) { ++*counter; },
-        [](wait_timeout_atom, uint64_t) {},
+        [](wait_timeout_atom, int64_t) {},
         [self](retire_atom) { self->quit(); },
         [](heard_atom, uint64_t, bool) {},
         [](resync_atom) {},
