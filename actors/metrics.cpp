@@ -1,6 +1,8 @@
 #include "actors/metrics.hpp"
 
+#include <algorithm>
 #include <array>
+#include <tuple>
 
 #include <prometheus/text_serializer.h>
 
@@ -113,24 +115,41 @@ metrics::metrics()
                          .Register(registry_)
                          .Add({})) {
   // Series that exist from the start read 0 instead of being absent.
-  for (auto op : operations) {
-    operations_.Add({{"op", std::string{op}}, {"outcome", "ok"}});
-    durations_.Add({{"op", std::string{op}}}, duration_buckets());
-    shed_.Add({{"op", std::string{op}}});
+  static_assert(operations.size() == std::tuple_size_v<decltype(op_series_)>);
+  static_assert(end_causes.size() == std::tuple_size_v<decltype(lease_end_series_)>);
+  for (std::size_t i = 0; i < operations.size(); ++i) {
+    std::string op{operations[i]};
+    op_series_[i].ok = &operations_.Add({{"op", op}, {"outcome", "ok"}});
+    op_series_[i].duration = &durations_.Add({{"op", op}}, duration_buckets());
+    shed_.Add({{"op", op}});
   }
-  for (auto cause : end_causes)
-    lease_ends_.Add({{"cause", std::string{to_string(cause)}}});
+  for (std::size_t i = 0; i < end_causes.size(); ++i)
+    lease_end_series_[i] = &lease_ends_.Add({{"cause", std::string{to_string(end_causes[i])}}});
 }
 
 void metrics::record_operation(std::string_view op, std::string_view outcome,
                                std::chrono::steady_clock::duration elapsed) {
-  operations_.Add({{"op", std::string{op}}, {"outcome", std::string{outcome}}}).Increment();
-  durations_.Add({{"op", std::string{op}}}, duration_buckets())
-    .Observe(std::chrono::duration<double>(elapsed).count());
+  auto seconds = std::chrono::duration<double>(elapsed).count();
+  auto known = std::find(operations.begin(), operations.end(), op);
+  if (known == operations.end()) {
+    operations_.Add({{"op", std::string{op}}, {"outcome", std::string{outcome}}}).Increment();
+    durations_.Add({{"op", std::string{op}}}, duration_buckets()).Observe(seconds);
+    return;
+  }
+  auto& series = op_series_[static_cast<std::size_t>(known - operations.begin())];
+  series.duration->Observe(seconds);
+  if (outcome == "ok")
+    series.ok->Increment();
+  else
+    operations_.Add({{"op", std::string{op}}, {"outcome", std::string{outcome}}}).Increment();
 }
 
 void metrics::count_lease_end(lease_end_cause cause) {
-  lease_ends_.Add({{"cause", std::string{to_string(cause)}}}).Increment();
+  auto known = std::find(end_causes.begin(), end_causes.end(), cause);
+  if (known != end_causes.end())
+    lease_end_series_[static_cast<std::size_t>(known - end_causes.begin())]->Increment();
+  else
+    lease_ends_.Add({{"cause", std::string{to_string(cause)}}}).Increment();
 }
 
 void metrics::set_locks_held(int64_t n) {

@@ -4,6 +4,7 @@
 // counts and latencies) and its lock actors (lease grants and ends). prometheus-cpp metrics are
 // thread-safe, so any actor or caller thread may update them.
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -103,6 +104,15 @@ private:
   prometheus::Histogram& mailbox_depth_;
   prometheus::Counter& stalls_;
   prometheus::Counter& deferred_expiries_;
+  /// Each operation's series that every call of it updates (its ok count and its duration), and
+  /// each lease end cause's count, looked up once: Family::Add builds a label map, allocates and
+  /// takes the family's mutex every time.
+  struct op_series {
+    prometheus::Counter* ok = nullptr;
+    prometheus::Histogram* duration = nullptr;
+  };
+  std::array<op_series, 8> op_series_;
+  std::array<prometheus::Counter*, 6> lease_end_series_{};
 };
 
 } // namespace fencelock
