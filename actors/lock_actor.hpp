@@ -36,7 +36,7 @@ struct lock_context {
   /// Waiting acquires over all locks (counted in `waiting`).
   uint32_t max_waiters_total = 100'000;
   /// Lock actors the registry keeps at once before it refuses to spawn another.
-  uint32_t max_locks = 100'000;
+  uint32_t max_locks = 1'048'576;
   /// Idle lock actors the registry keeps for their next request (config::idle_lock_actors).
   uint32_t idle_kept = 1'024;
   /// Counts lease ends, waits and mailbox depths (null = not counted, as in some unit tests).

@@ -535,7 +535,8 @@ def render(rows, args):
 
     # --- scale ----------------------------------------------------------------------------------
     w("## Scale: held leases\n")
-    w("`fencelock_loader scale` — one server (`--max-locks` raised to fit) filled step by step "
+    w("`fencelock_loader scale` — one server with the default `max-locks` (raised only for a "
+      "step beyond it) filled step by step "
       "with leases of 1 h TTL over 4 pipelined WebSockets; after each step its RSS "
       "(`/proc/<pid>/status`) and the uncontended HTTP throughput at 64 connections on other "
       "names. Per lease: RSS growth over the server after a warm-up with no lease held.\n")

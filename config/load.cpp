@@ -340,8 +340,8 @@ const setting settings[] = {
    .min = 1,
    .max = 100'000'000,
    .help = "Locks held or in use at once (one actor each); a request that needs one more gets "
-           "503 overloaded. Bounds memory under a flood of new lock names (about 4 KiB per held "
-           "lock)."},
+           "503 overloaded. Bounds memory under a flood of new lock names (about 3 KiB per held "
+           "lock: some 3 GiB at the default)."},
   {.key = "stall-threshold-ms",
    .field = &config::stall_threshold_ms,
    .min = 0,

@@ -110,8 +110,9 @@ struct config {
   uint32_t shed_store_latency_ms = 1'000;
   /// Lock actors (held locks, locks with requests in progress, idle ones kept) beyond which
   /// requests that need a new one get 503 overloaded, once no idle one can give way: the memory
-  /// bound on locks.
-  uint32_t max_locks = 100'000;
+  /// bound on locks. 2^20: a million held leases fit with room for the requests around them
+  /// (about 3 KiB each, some 3 GiB at the bound: lower it on a small machine).
+  uint32_t max_locks = 1'048'576;
   /// Idle lock actors (no lease, no waiter, nothing in progress) kept for their next request
   /// instead of retired at once, most recently idle first; within max-locks, which evicts them
   /// first. Not a configuration key: a bound on a cache, set by embedders and tests.

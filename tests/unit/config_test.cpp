@@ -103,6 +103,14 @@ const std::string shipped_conf = FENCELOCK_SOURCE_DIR "/config/fencelock.conf";
 
 } // namespace
 
+TEST_CASE("the default max-locks holds a million leases with room for requests on others",
+          "[config]") {
+  // Issue 13: 1,000,000 held leases on one instance without raising max-locks, and the idle
+  // lock actors kept for their next request besides.
+  config defaults;
+  CHECK(defaults.max_locks >= 1'000'000 + defaults.idle_lock_actors);
+}
+
 TEST_CASE("the shipped fencelock.conf holds exactly the defaults", "[config]") {
   require_same(load_ok({"--config", shipped_conf}), config{});
 }
