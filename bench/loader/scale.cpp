@@ -30,7 +30,19 @@ int run_scale(const options& o) {
   const auto& t = targets.at(0);
   pid_t pid = t.pids.empty() ? static_cast<pid_t>(o.integer("server-pid", 0)) : t.pids[0];
   auto rss = [&] { return pid > 0 ? process_rss_kib(pid) : -1L; };
-  auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds{500}); };
+  // After a fill the server still has work (closing the fill's connections drops a lease watch
+  // per lease, seconds of it at 1M): the next probe waits until the server is at rest (under
+  // 10 % of a core for 100 ms, at most 30 s more), so that it measures the server with the
+  // leases held rather than that clean-up. Without the server's pid, half a second.
+  auto settle = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds{500});
+    for (int i = 0; pid > 0 && i < 300; ++i) {
+      auto before = process_cpu_seconds(pid);
+      std::this_thread::sleep_for(std::chrono::milliseconds{100});
+      if (process_cpu_seconds(pid) - before < 0.01)
+        return;
+    }
+  };
 
   // Warm the server's allocator and caches with the probe itself before the baseline memory.
   uncontended_trial(t, probe, settings, "scale-warm");
