@@ -11,9 +11,6 @@ namespace {
 
 using running_flag = std::shared_ptr<std::atomic<bool>>;
 
-// Requests that are not acquires finish within a few store round trips; an acquire may wait.
-constexpr auto call_timeout = std::chrono::seconds{30};
-
 // Callers see fencelock codes only: anything else (an actor gone, a timeout) is `unavailable`,
 // or `shutting_down` once stop() began.
 caf::error normalize(caf::error err, const running_flag& running) {
@@ -25,11 +22,21 @@ caf::error normalize(caf::error err, const running_flag& running) {
   return caf::make_error(errc::unavailable, "internal: " + to_string(err));
 }
 
+/// Looks for overdue calls in a second.
+void arm_sweep(bridge_actor_ptr self) {
+  auto& st = self->state;
+  if (st.sweep_armed)
+    return;
+  st.sweep_armed = true;
+  self->delayed_send(self, std::chrono::seconds{1}, sweep_atom_v);
+}
+
 /// Answers every call past its deadline, and looks again in a second while any is open.
 void sweep(bridge_actor_ptr self) {
   auto& st = self->state;
   st.sweep_armed = false;
   auto now = self->clock().now();
+  bool direct_open = st.direct && st.direct->expire(now) > 0;
   auto& open = st.deadlines;
   for (auto i = open.begin(); i != open.end() && i->first <= now; i = open.erase(i)) {
     auto& call = *i->second;
@@ -39,10 +46,8 @@ void sweep(bridge_actor_ptr self) {
   // Answered calls leave their entries until their deadline; drop them from the front.
   while (!open.empty() && open.begin()->second->answered)
     open.erase(open.begin());
-  if (!open.empty()) {
-    st.sweep_armed = true;
-    self->delayed_send(self, std::chrono::seconds{1}, sweep_atom_v);
-  }
+  if (!open.empty() || direct_open)
+    arm_sweep(self);
 }
 
 /// Sends `xs` to the registry and runs `cb` with the answer, or with an error once `timeout`
@@ -62,19 +67,18 @@ void forward(bridge_actor_ptr self, const registry_actor& registry, caf::timespa
         if (!std::exchange(call->answered, true))
           call->fail(std::move(err));
       });
-  auto& st = self->state;
-  st.deadlines.emplace(self->clock().now() + timeout, std::move(call));
-  if (!st.sweep_armed) {
-    st.sweep_armed = true;
-    self->delayed_send(self, std::chrono::seconds{1}, sweep_atom_v);
-  }
+  self->state.deadlines.emplace(self->clock().now() + timeout, std::move(call));
+  arm_sweep(self);
 }
 
 } // namespace
 
-caf::behavior bridge_impl(bridge_actor_ptr self, registry_actor registry, running_flag running) {
+caf::behavior bridge_impl(bridge_actor_ptr self, registry_actor registry, running_flag running,
+                          std::shared_ptr<direct_deadlines> direct) {
+  self->state.direct = std::move(direct);
   return {
     [=](sweep_atom) { sweep(self); },
+    [=](arm_atom) { arm_sweep(self); }, // direct calls are watched
     [=](acquire_atom, acquire_request& req, reply_to<lease>& cb) {
       auto timeout = std::chrono::milliseconds{req.wait_ms} + call_timeout;
       forward(self, registry, timeout, running, std::move(cb), acquire_atom_v, std::move(req));

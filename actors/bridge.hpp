@@ -5,6 +5,7 @@
 // the bridge's worker thread. Calls for a lock whose actor runs skip it (actors/direct_call.hpp).
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "actors/direct_call.hpp"
 #include "fencelock/interfaces.hpp"
 #include "fencelock/service.hpp"
 
@@ -37,16 +39,23 @@ struct open_call {
 /// another when it fires, 30 s later, answered or not (CAF 0.17 never cancels them).
 struct bridge_state {
   std::multimap<caf::actor_clock::time_point, std::shared_ptr<open_call>> deadlines;
+  std::shared_ptr<direct_deadlines> direct;
   bool sweep_armed = false;
 };
 
 using bridge_actor_ptr = caf::stateful_actor<bridge_state>*;
 
+/// How long a call may go unanswered (an acquire: plus its wait), through the bridge or direct.
+constexpr auto call_timeout = std::chrono::seconds{30};
+
 /// Forwards each call to `registry` and runs its callback with the answer. Errors other than
 /// fencelock codes (an actor gone, a call past its deadline) reach callbacks as `unavailable`,
-/// or as `shutting_down` once `running` is false.
+/// or as `shutting_down` once `running` is false. The sweep also answers the overdue calls of
+/// `direct` (null: none), and runs while any is watched; an `arm_atom` from whoever adds the
+/// first one starts it.
 caf::behavior bridge_impl(bridge_actor_ptr self, registry_actor registry,
-                          std::shared_ptr<std::atomic<bool>> running);
+                          std::shared_ptr<std::atomic<bool>> running,
+                          std::shared_ptr<direct_deadlines> direct);
 
 } // namespace fencelock
 

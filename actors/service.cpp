@@ -66,6 +66,8 @@ struct service::impl {
   core_ptr core;
   service_actors actors;
   caf::actor bridge;
+  /// The deadlines of direct calls, swept by the bridge.
+  std::shared_ptr<direct_deadlines> deadlines = std::make_shared<direct_deadlines>();
 
   impl(caf::actor_system& s, fencelock::config c)
     : sys(s), core(std::make_shared<service_core>(std::move(c))) {
@@ -108,7 +110,13 @@ struct service::impl {
     // Renewals and releases overtake queued calls from the first mailbox on.
     if constexpr (!std::is_same_v<Req, list_request>) {
       if (actor) {
-        lock_call direct{direct_call<Req, T>{std::move(req), {std::move(finish), core->running}}};
+        direct_reply<T> reply{std::move(finish), core->running};
+        caf::timespan timeout = call_timeout;
+        if constexpr (std::is_same_v<Req, acquire_request>)
+          timeout += std::chrono::milliseconds{req.wait_ms};
+        if (deadlines->add(sys.clock().now() + timeout, reply.watch()))
+          caf::anon_send(bridge, arm_atom_v); // the first one watched: sweep
+        lock_call direct{direct_call<Req, T>{std::move(req), std::move(reply)}};
         if (cls == call_class::lease)
           caf::anon_send<caf::message_priority::high>(actor, std::move(direct));
         else
@@ -146,7 +154,7 @@ caf::error service::start() {
     return std::move(store.error());
   d.actors = spawn_service_actors(d.sys, std::move(*store), core.cfg, clock,
                                   service_links{core.stats, core.waiting, core.draining});
-  d.bridge = d.sys.spawn(bridge_impl, d.actors.registry, core.running);
+  d.bridge = d.sys.spawn(bridge_impl, d.actors.registry, core.running, d.deadlines);
   core.running->store(true);
   return caf::none;
 }

@@ -1,6 +1,7 @@
 // The bridge (actors/bridge.hpp) on CAF's test coordinator: a call the registry never answers is
 // answered by the bridge's once-a-second sweep after its deadline, and each call is answered
-// exactly once, however late the registry's own answer comes.
+// exactly once, however late the registry's own answer comes. The same holds for direct calls
+// (actors/direct_call.hpp), whose deadlines the sweep watches too.
 
 #include <caf/all.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
@@ -44,11 +45,12 @@ struct bridge_lab {
   std::shared_ptr<held_calls> held = std::make_shared<held_calls>();
   caf::actor registry = sys.spawn(holding_registry, held);
   caf::actor bridge;
+  std::shared_ptr<std::atomic<bool>> running = std::make_shared<std::atomic<bool>>(true);
+  std::shared_ptr<direct_deadlines> direct = std::make_shared<direct_deadlines>();
   std::vector<caf::expected<lease>> answers;
 
   bridge_lab() {
-    bridge = sys.spawn(bridge_impl, caf::actor_cast<registry_actor>(registry),
-                       std::make_shared<std::atomic<bool>>(true));
+    bridge = sys.spawn(bridge_impl, caf::actor_cast<registry_actor>(registry), running, direct);
   }
 
   ~bridge_lab() {
@@ -65,6 +67,15 @@ struct bridge_lab {
     caf::anon_send(bridge, renew_atom_v, renew_request{"a", "alice", 1, 0},
                    reply_to<lease>{[this](caf::expected<lease> x) { answers.push_back(x); }});
     test::run_until_idle(sched);
+  }
+
+  /// A direct call to a lock actor that never answers it, watched as the service watches it.
+  direct_reply<lease> call_direct() {
+    direct_reply<lease> reply{[this](caf::expected<lease> x) { answers.push_back(x); }, running};
+    if (direct->add(sys.clock().now() + call_timeout, reply.watch()))
+      caf::anon_send(bridge, arm_atom_v);
+    test::run_until_idle(sched);
+    return reply;
   }
 
   void advance_ms(int64_t ms) {
@@ -109,5 +120,29 @@ TEST_CASE("a call answered in time is answered once, and the sweep stops when no
   REQUIRE(lab.answers.size() == 2); // the second, never answered
   CHECK(code(lab.answers[1]) == errc::unavailable);
   // Nothing is open: no sweep is pending any more.
+  CHECK(lab.sched.clock().schedule().empty());
+}
+
+TEST_CASE("a direct call never answered is answered unavailable after its deadline", "[bridge]") {
+  bridge_lab lab;
+  auto held = lab.call_direct(); // the lock actor keeps it, awaiting a write that never returns
+  lab.advance_ms(29'000);
+  CHECK(lab.answers.empty());
+  lab.advance_ms(2'000);
+  REQUIRE(lab.answers.size() == 1);
+  CHECK(code(lab.answers[0]) == errc::unavailable);
+  held.deliver(lease{"a", "alice", 1, 1000, 0}); // too late: one answer per call
+  CHECK(lab.answers.size() == 1);
+  // Nothing is watched any more: the sweep stops.
+  CHECK(lab.sched.clock().schedule().empty());
+}
+
+TEST_CASE("a direct call answered in time is answered once, not at its deadline", "[bridge]") {
+  bridge_lab lab;
+  lab.call_direct().deliver(lease{"a", "alice", 1, 1000, 0});
+  REQUIRE(lab.answers.size() == 1);
+  CHECK(lab.answers[0]);
+  lab.advance_ms(31'000);
+  CHECK(lab.answers.size() == 1);
   CHECK(lab.sched.clock().schedule().empty());
 }

@@ -215,7 +215,8 @@ private:
    * stops), and only then is the outcome known. A write timed out while its commit still runs
    * could become durable after the lock actor gave up on it, and the record here would no
    * longer be what is on disk. A stalled commit shows instead in the store's readiness
-   * (commit_health), and callers are answered by the bridge's deadline. It also spares CAF's
+   * (commit_health), and callers are answered at their deadline by the bridge's sweep (direct
+   * calls too: actors/direct_call.hpp). It also spares CAF's
    * clock thread two wake-ups per write (one to arm the timeout, one when it fires).
    */
   void commit(lock_self self, std::optional<lease_record> next, bool urgent,
