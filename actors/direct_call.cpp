@@ -18,29 +18,67 @@ caf::error overdue_call_error(const std::atomic<bool>& running) {
                          std::string{"internal: no answer in time (is the store stalled?)"});
 }
 
-bool direct_deadlines::add(time_point deadline, std::weak_ptr<open_direct_call> call) {
-  auto second = std::chrono::ceil<std::chrono::seconds>(deadline.time_since_epoch());
+void open_direct_call::forget_deadline() {
+  if (!table_)
+    return;
+  std::lock_guard guard{table_->mtx_};
+  if (linked_)
+    table_->unlink(*this);
+}
+
+bool direct_deadlines::add(time_point deadline, open_direct_call& call) {
+  auto second = time_point{std::chrono::ceil<std::chrono::seconds>(deadline.time_since_epoch())};
+  call.table_ = this;
   std::lock_guard guard{mtx_};
-  due_[time_point{second}].push_back(std::move(call));
+  auto& head = heads_[second];
+  call.linked_ = true;
+  call.second_ = second;
+  call.prev_ = nullptr;
+  call.next_ = head;
+  if (head != nullptr)
+    head->prev_ = &call;
+  head = &call;
   return watched_++ == 0;
 }
 
+void direct_deadlines::unlink(open_direct_call& call) {
+  if (call.prev_ != nullptr) {
+    call.prev_->next_ = call.next_;
+  } else if (call.next_ != nullptr) {
+    heads_[call.second_] = call.next_;
+  } else {
+    heads_.erase(call.second_);
+  }
+  if (call.next_ != nullptr)
+    call.next_->prev_ = call.prev_;
+  call.linked_ = false;
+  call.prev_ = call.next_ = nullptr;
+  --watched_;
+}
+
 std::size_t direct_deadlines::expire(time_point now) {
-  std::vector<std::weak_ptr<open_direct_call>> overdue;
+  std::vector<std::shared_ptr<open_direct_call>> overdue;
   std::size_t left = 0;
   {
     std::lock_guard guard{mtx_};
-    for (auto i = due_.begin(); i != due_.end() && i->first <= now; i = due_.erase(i)) {
-      watched_ -= i->second.size();
-      for (auto& call : i->second)
-        overdue.push_back(std::move(call));
+    for (auto i = heads_.begin(); i != heads_.end() && i->first <= now; i = heads_.erase(i)) {
+      for (auto* call = i->second; call != nullptr;) {
+        auto* next = call->next_;
+        // Null when its last owner is destroying it right now: its destructor waits for the
+        // mutex to unlink it, and finds it unlinked; it answers the caller itself.
+        if (auto alive = call->weak_from_this().lock())
+          overdue.push_back(std::move(alive));
+        call->linked_ = false;
+        call->prev_ = call->next_ = nullptr;
+        --watched_;
+        call = next;
+      }
     }
     left = watched_;
   }
-  // Outside the mutex: the callbacks may take their time, and a front end adds meanwhile.
+  // Outside the mutex: the callbacks may take their time, and front ends add meanwhile.
   for (auto& call : overdue)
-    if (auto open = call.lock())
-      open->expire();
+    call->expire();
   return left;
 }
 

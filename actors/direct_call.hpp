@@ -33,34 +33,59 @@ caf::error dropped_call_error(const std::atomic<bool>& running);
 /// does not return): shutting_down once the service stops, else unavailable.
 caf::error overdue_call_error(const std::atomic<bool>& running);
 
-/// A direct call as its deadline sees it.
-class open_direct_call {
+class direct_deadlines;
+
+/// A direct call as its deadline sees it: on its deadline second's list while unanswered.
+class open_direct_call : public std::enable_shared_from_this<open_direct_call> {
 public:
+  open_direct_call() = default;
+  open_direct_call(const open_direct_call&) = delete;
+  open_direct_call& operator=(const open_direct_call&) = delete;
   virtual ~open_direct_call() = default;
+
   /// Answers the caller with overdue_call_error(), unless it was answered already.
   virtual void expire() = 0;
+
+protected:
+  /// Takes the call off its deadline's list: it was answered, or is being dropped.
+  void forget_deadline();
+
+private:
+  friend class direct_deadlines;
+  /// Set once, before the call is sent. Whoever watches calls keeps the table alive as long as
+  /// any of them (the service's core, which every call's callback holds).
+  direct_deadlines* table_ = nullptr;
+  // Guarded by the table's mutex:
+  bool linked_ = false;
+  caf::actor_clock::time_point second_{};
+  open_direct_call* prev_ = nullptr;
+  open_direct_call* next_ = nullptr;
 };
 
 /// Direct calls by deadline: the bridge's once-a-second sweep answers those still open past
 /// theirs, as it answers the calls it carries itself. The lock actors await the store without a
 /// timeout (a write timed out could still become durable), so a stalled write would otherwise
-/// leave its callers waiting as long as it stalls. Thread-safe.
+/// leave its callers waiting as long as it stalls. An intrusive list per deadline second: a call
+/// costs no allocation here, and leaves its list when answered. Thread-safe.
 class direct_deadlines {
 public:
   using time_point = caf::actor_clock::time_point;
 
-  /// Watches `call` until `deadline`; returns true when no call was watched before, so that
-  /// the caller has the sweep started.
-  bool add(time_point deadline, std::weak_ptr<open_direct_call> call);
+  /// Watches `call` until `deadline` (once per call); returns true when no call was watched
+  /// before, so that the caller has the sweep started.
+  bool add(time_point deadline, open_direct_call& call);
 
-  /// Answers the watched calls whose deadline is `now` or earlier and that are still open;
-  /// returns how many calls are watched after it.
+  /// Answers the watched calls whose deadline is `now` or earlier; returns how many calls are
+  /// watched after it.
   std::size_t expire(time_point now);
 
 private:
+  friend class open_direct_call;
+  /// Unlinks `call`; the caller holds the mutex.
+  void unlink(open_direct_call& call);
+
   std::mutex mtx_;
-  /// By deadline, rounded up to the second: one vector per second, not a node per call.
-  std::map<time_point, std::vector<std::weak_ptr<open_direct_call>>> due_;
+  std::map<time_point, open_direct_call*> heads_; // the first call of each second
   std::size_t watched_ = 0;
 };
 
@@ -74,19 +99,21 @@ public:
   direct_reply() = default;
 
   direct_reply(callback<T> fn, std::shared_ptr<const std::atomic<bool>> running)
-    // Not make_shared: a deadline's weak reference would keep the whole block until the sweep.
-    : st_(new state(std::move(fn), std::move(running))) {
+    : st_(std::make_shared<state>(std::move(fn), std::move(running))) {
   }
 
   /// Answers the caller, unless it was answered already.
   void deliver(caf::expected<T> x) const {
-    if (st_ && !st_->answered.exchange(true))
+    if (st_ && !st_->answered.exchange(true)) {
+      st_->forget();
       st_->fn(std::move(x));
+    }
   }
 
-  /// Returns what a deadline watches.
-  std::weak_ptr<open_direct_call> watch() const {
-    return st_;
+  /// Has `table` answer the call at `deadline` if nothing did before; call before sending it.
+  /// Returns true when the table watched no call before.
+  bool watch(direct_deadlines& table, caf::actor_clock::time_point deadline) const {
+    return table.add(deadline, *st_);
   }
 
 private:
@@ -97,12 +124,16 @@ private:
     state(const state&) = delete;
     state& operator=(const state&) = delete;
     ~state() override {
+      forget_deadline(); // first: `fn` may hold the last reference to the table
       if (!answered.load())
         fn(dropped_call_error(*running));
     }
     void expire() override {
       if (!answered.exchange(true))
         fn(overdue_call_error(*running));
+    }
+    void forget() {
+      forget_deadline();
     }
     callback<T> fn;
     std::shared_ptr<const std::atomic<bool>> running;

@@ -66,8 +66,6 @@ struct service::impl {
   core_ptr core;
   service_actors actors;
   caf::actor bridge;
-  /// The deadlines of direct calls, swept by the bridge.
-  std::shared_ptr<direct_deadlines> deadlines = std::make_shared<direct_deadlines>();
 
   impl(caf::actor_system& s, fencelock::config c)
     : sys(s), core(std::make_shared<service_core>(std::move(c))) {
@@ -114,7 +112,7 @@ struct service::impl {
         caf::timespan timeout = call_timeout;
         if constexpr (std::is_same_v<Req, acquire_request>)
           timeout += std::chrono::milliseconds{req.wait_ms};
-        if (deadlines->add(sys.clock().now() + timeout, reply.watch()))
+        if (reply.watch(*core->deadlines, sys.clock().now() + timeout))
           caf::anon_send(bridge, arm_atom_v); // the first one watched: sweep
         lock_call direct{direct_call<Req, T>{std::move(req), std::move(reply)}};
         if (cls == call_class::lease)
@@ -154,7 +152,7 @@ caf::error service::start() {
     return std::move(store.error());
   d.actors = spawn_service_actors(d.sys, std::move(*store), core.cfg, clock,
                                   service_links{core.stats, core.waiting, core.draining});
-  d.bridge = d.sys.spawn(bridge_impl, d.actors.registry, core.running, d.deadlines);
+  d.bridge = d.sys.spawn(bridge_impl, d.actors.registry, core.running, core.deadlines);
   core.running->store(true);
   return caf::none;
 }

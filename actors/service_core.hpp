@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "actors/direct_call.hpp"
 #include "actors/event_hub.hpp"
 #include "actors/metrics.hpp"
 #include "fencelock/config.hpp"
@@ -24,6 +25,9 @@ struct service_core {
   /// Outlives stop(): the counts of a stopped service can still be scraped.
   std::shared_ptr<metrics> stats = std::make_shared<metrics>();
   std::shared_ptr<event_hub> events = std::make_shared<event_hub>();
+  /// The deadlines of direct calls, swept by the bridge. Here because every call's callback
+  /// holds the core: the table outlives the calls it links (actors/direct_call.hpp).
+  std::shared_ptr<direct_deadlines> deadlines = std::make_shared<direct_deadlines>();
   std::shared_ptr<std::atomic<bool>> running = std::make_shared<std::atomic<bool>>(false);
   /// Calls in progress (from validation to answer), and how many of them are waiting acquires.
   std::atomic<int64_t> in_flight{0};

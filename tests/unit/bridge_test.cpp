@@ -72,7 +72,7 @@ struct bridge_lab {
   /// A direct call to a lock actor that never answers it, watched as the service watches it.
   direct_reply<lease> call_direct() {
     direct_reply<lease> reply{[this](caf::expected<lease> x) { answers.push_back(x); }, running};
-    if (direct->add(sys.clock().now() + call_timeout, reply.watch()))
+    if (reply.watch(*direct, sys.clock().now() + call_timeout))
       caf::anon_send(bridge, arm_atom_v);
     test::run_until_idle(sched);
     return reply;
