@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "actors/caf_workarounds.hpp"
+#include "actors/lock_directory.hpp"
 #include "actors/lock_errors.hpp"
 #include "actors/metrics.hpp"
 #include "fencelock/errc.hpp"
@@ -54,9 +55,18 @@ caf::actor_clock::duration_type millis(int64_t ms) {
 
 // -- bookkeeping -------------------------------------------------------------------------------
 
-void count_waiters(self_ptr self, int64_t delta) {
-  if (auto& waiting = self->state.ctx->waiting)
+/// Takes in that `delta` waiters were queued (or left the queue, or a wait timer fired): counts
+/// them over all locks, and tells the lock directory when this actor starts or stops waiting.
+void waiters_changed(self_ptr self, int64_t delta) {
+  auto& st = self->state;
+  if (auto& waiting = st.ctx->waiting)
     *waiting += delta;
+  // A wait timer pending holds on to the actor until it fires: it is stopped by a message then.
+  bool waiting = !st.lock.waiters.empty() || st.wait_armed;
+  if (waiting != static_cast<bool>(st.listed_waiting) && st.ctx->locks) {
+    st.ctx->locks->note_waiting(self->address(), waiting);
+    st.listed_waiting = waiting ? self->address() : caf::actor_addr{};
+  }
 }
 
 /// Counts a request routed here, by the registry or directly (`seen`, compared with the lock
@@ -235,6 +245,14 @@ void arm_wait_timer(self_ptr self, time_point deadline) {
   self->delayed_send(self, deadline - self->clock().now(), wait_timeout_atom_v, to_ns(deadline));
 }
 
+/// Answers every waiter with `err` (fail closed: nothing can be granted now).
+void fail_waiters(self_ptr self, const caf::error& err) {
+  auto failed = std::exchange(self->state.lock.waiters, {});
+  waiters_changed(self, -static_cast<int64_t>(failed.size()));
+  for (auto& w : failed)
+    w.promise.deliver(err);
+}
+
 /// Queues `req` behind the holder, or answers why not.
 void queue_or_refuse(self_ptr self, acquire_request req, answer<lease> rp) {
   auto& st = self->state;
@@ -242,10 +260,6 @@ void queue_or_refuse(self_ptr self, acquire_request req, answer<lease> rp) {
   auto& lk = st.lock;
   if (req.wait_ms == 0) {
     rp.deliver(lock_held_error(lk.lease));
-    return;
-  }
-  if (ctx.draining && ctx.draining->load()) {
-    rp.deliver(shutting_down_error());
     return;
   }
   if (lk.waiters.size() >= ctx.max_waiters) {
@@ -261,17 +275,12 @@ void queue_or_refuse(self_ptr self, acquire_request req, answer<lease> rp) {
   auto deadline = self->clock().now() + millis(req.wait_ms);
   lk.waiters.push_back(
     waiter_info{std::move(req), std::move(rp), std::chrono::steady_clock::now(), deadline});
-  count_waiters(self, 1);
   arm_wait_timer(self, deadline);
-}
-
-/// Answers every waiter with `err` (fail closed: nothing can be granted now).
-void fail_waiters(self_ptr self, const caf::error& err) {
-  auto& lk = self->state.lock;
-  for (auto& w : lk.waiters)
-    w.promise.deliver(err);
-  count_waiters(self, -static_cast<int64_t>(lk.waiters.size()));
-  lk.waiters.clear();
+  waiters_changed(self, 1);
+  // Draining is checked once the waiter is listed in the lock directory, which a drain reads
+  // after setting the flag: either the drain sees this waiter or this sees the flag.
+  if (ctx.draining && ctx.draining->load())
+    fail_waiters(self, shutting_down_error());
 }
 
 /// Takes in the store's answer to the first waiter's acquire `req`: grants it the lock, or
@@ -287,7 +296,7 @@ void front_answered(self_ptr self, const acquire_request& req, caf::expected<sto
   }
   // Nothing else ran since the backend was asked (await): the front is still this waiter.
   auto w = lk.pop_front();
-  count_waiters(self, -1);
+  waiters_changed(self, -1);
   if (auto* m = self->state.ctx->metrics.get())
     m->record_wait(std::chrono::steady_clock::now() - w.since);
   take_grant(self, req, *x, w.promise);
@@ -602,6 +611,11 @@ void serve(self_ptr self, check_request req, answer<check_result> rp) {
 
 } // namespace
 
+lock_actor_state::~lock_actor_state() {
+  if (listed_waiting)
+    ctx->locks->note_waiting(listed_waiting, false);
+}
+
 lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_context_ptr ctx) {
   auto& st = self->state;
   st.lock.name = std::move(name);
@@ -657,7 +671,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       auto& s = self->state;
       ++s.seen; // routed by the registry like a request
       if (auto w = s.lock.take_waiter(request_id)) {
-        count_waiters(self, -1);
+        waiters_changed(self, -1);
         w->promise.deliver(caf::make_error(errc::cancelled, std::string{"the client went away"}));
         return;
       }
@@ -699,7 +713,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       if (s.wait_armed && to_ns(*s.wait_armed) == armed_ns)
         s.wait_armed.reset(); // this is the armed timer (an earlier one may have replaced it)
       auto overdue = s.lock.take_overdue(self->clock().now());
-      count_waiters(self, -static_cast<int64_t>(overdue.size()));
+      waiters_changed(self, -static_cast<int64_t>(overdue.size()));
       for (auto& w : overdue)
         w.promise.deliver(lock_held_error(s.lock.lease));
       if (auto next = s.lock.earliest_deadline())

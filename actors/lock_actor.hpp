@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include <caf/actor_addr.hpp>
 #include <caf/actor_clock.hpp>
 
 #include "actors/clock.hpp"
@@ -19,6 +20,7 @@
 
 namespace fencelock {
 
+class lock_directory;
 class metrics;
 
 /// What every lock actor knows about the rest of the service. One per service, shared.
@@ -45,6 +47,8 @@ struct lock_context {
   std::shared_ptr<std::atomic<int64_t>> waiting;
   /// Set when the service drains for shutdown: acquires no longer queue (null = never).
   std::shared_ptr<std::atomic<bool>> draining;
+  /// The running lock actors, told which have waiters (null in unit tests without a registry).
+  std::shared_ptr<lock_directory> locks;
 };
 
 using lock_context_ptr = std::shared_ptr<const lock_context>;
@@ -52,6 +56,9 @@ using lock_context_ptr = std::shared_ptr<const lock_context>;
 struct lock_actor_state {
   // Not an aggregate: CAF would otherwise try to build the state from the actor pointer.
   lock_actor_state() = default;
+  lock_actor_state(const lock_actor_state&) = delete;
+  lock_actor_state& operator=(const lock_actor_state&) = delete;
+  ~lock_actor_state();
 
   lock_state lock;
   lock_context_ptr ctx;
@@ -65,6 +72,9 @@ struct lock_actor_state {
   uint64_t seen = 0;                   // messages routed here (lock directory), handled so far
   uint64_t idle_reported = UINT64_MAX; // `seen` when idle was last reported
   uint32_t in_flight = 0;              // backend calls awaiting their answer
+  /// This actor, while the lock directory lists it as waiting (null otherwise): it unlists
+  /// itself as it ends, however it ends.
+  caf::actor_addr listed_waiting;
   static inline const char* name = "fencelock.lock";
 };
 

@@ -82,4 +82,22 @@ std::size_t lock_directory::size() const {
   return locks_.size();
 }
 
+void lock_directory::note_waiting(const caf::actor_addr& actor, bool waiting) {
+  std::lock_guard guard{waiting_mtx_};
+  if (waiting)
+    waiting_.insert(actor);
+  else
+    waiting_.erase(actor);
+}
+
+std::vector<lock_actor> lock_directory::waiting() const {
+  std::lock_guard guard{waiting_mtx_};
+  std::vector<lock_actor> out;
+  out.reserve(waiting_.size());
+  for (auto& addr : waiting_)
+    if (auto handle = caf::actor_cast<caf::strong_actor_ptr>(addr))
+      out.push_back(caf::actor_cast<lock_actor>(std::move(handle)));
+  return out;
+}
+
 } // namespace fencelock

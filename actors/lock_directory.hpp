@@ -4,12 +4,14 @@
 // that a call for a running actor goes straight to it (actors/direct_call.hpp). The registry is
 // its only writer; both count the messages they route, under one mutex, so that the registry's
 // retirement check (nothing routed since the actor reported idle) sees the front end's calls too.
+// It also knows which of them are waiting, as the lock actors tell it.
 
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <caf/actor_addr.hpp>
@@ -51,6 +53,17 @@ public:
 
   std::size_t size() const;
 
+  // -- the lock actors' side ------------------------------------------------------------------
+
+  /// Notes whether `actor` is waiting: has waiters, or a wait timer pending (which holds on to
+  /// the actor until it fires). Draining and stopping then reach these few actors only, with
+  /// someone to answer or a timer to drop; the quiet others end with their last handle. (A
+  /// message to each of a million quiet actors kept a stopping server busy for minutes.)
+  void note_waiting(const caf::actor_addr& actor, bool waiting);
+
+  /// Returns the running actors that are waiting.
+  std::vector<lock_actor> waiting() const;
+
 private:
   struct entry {
     lock_actor handle;
@@ -63,6 +76,9 @@ private:
 
   mutable std::mutex mtx_;
   std::unordered_map<std::string, entry> locks_;
+  // Apart from `mtx_`, which every call routed takes.
+  mutable std::mutex waiting_mtx_;
+  std::unordered_set<caf::actor_addr> waiting_; // weak: an actor killed outright is skipped
 };
 
 } // namespace fencelock

@@ -36,13 +36,12 @@ struct registry_state {
 ///
 /// Retirement is race-free: a lock actor reports idle with the number of routed messages it has
 /// handled; the registry retires it only if that equals the number routed to it (by the registry
-/// and by the front end, through `locks`), i.e. nothing is in flight to it. Otherwise the report is
-/// stale and ignored. Up to ctx.idle_kept idle actors are kept for their next request (a name used
-/// again soon, as most are, costs no spawn and no load); the oldest are retired beyond that, and
-/// first when max-locks needs a place.
+/// and by the front end, through ctx.locks), i.e. nothing is in flight to it. Otherwise the report
+/// is stale and ignored. Up to ctx.idle_kept idle actors are kept for their next request (a name
+/// used again soon, as most are, costs no spawn and no load); the oldest are retired beyond that,
+/// and first when max-locks needs a place.
 registry_actor::behavior_type registry_impl(registry_actor::stateful_pointer<registry_state> self,
                                             lock_context ctx, lister_actor lister,
-                                            std::vector<std::string> held,
-                                            std::shared_ptr<lock_directory> locks);
+                                            std::vector<std::string> held);
 
 } // namespace fencelock

@@ -39,8 +39,9 @@ service_actors spawn_service_actors(caf::actor_system& sys, std::shared_ptr<stor
   ctx.waiting = std::move(links.waiting);
   ctx.draining = std::move(links.draining);
   result.locks = std::make_shared<lock_directory>();
+  ctx.locks = result.locks;
   result.registry =
-    sys.spawn(registry_impl, std::move(ctx), store->lister(), store->held_at_start(), result.locks);
+    sys.spawn(registry_impl, std::move(ctx), store->lister(), store->held_at_start());
   store->start(result.registry);
   return result;
 }
