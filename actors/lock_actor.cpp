@@ -69,6 +69,16 @@ void waiters_changed(self_ptr self, int64_t delta) {
   }
 }
 
+/// Answers `rp` store_unavailable when the backend's answer `x` is a failure (fail closed:
+/// nothing is decided on an answer the store did not give); returns whether it answered.
+template <class T, class U>
+bool answered_store_error(answer<T>& rp, const caf::expected<U>& x) {
+  if (x)
+    return false;
+  rp.deliver(store_error(x.error()));
+  return true;
+}
+
 /// Counts a request routed here, by the registry or directly (`seen`, compared with the lock
 /// directory's count at retirement), and how deep the mailbox was behind it.
 void took_request(self_ptr self) {
@@ -340,10 +350,8 @@ void release_lease(self_ptr self, const release_request& req, lease_end_cause ca
       self, [&](auto done) { self->state.backend->release(self, req, cause, std::move(done)); },
       [self, rp, cause, owner = req.owner,
        token = req.token](caf::expected<store_answer> x) mutable {
-        if (!x) {
-          rp.deliver(store_error(x.error()));
+        if (answered_store_error(rp, x))
           return;
-        }
         if (x->v != verdict::ok) {
           refuse_not_current(self, owner, token, rp);
           return;
@@ -359,10 +367,8 @@ void release_lease(self_ptr self, const release_request& req, lease_end_cause ca
     [&](auto done) { self->state.backend->hand_over(self, req, cause, next, std::move(done)); },
     [self, rp, cause, next, owner = req.owner,
      token = req.token](caf::expected<hand_over_answer> x) mutable {
-      if (!x) {
-        rp.deliver(store_error(x.error()));
+      if (answered_store_error(rp, x))
         return;
-      }
       if (x->released.v != verdict::ok) {
         refuse_not_current(self, owner, token, rp);
         return;
@@ -385,10 +391,8 @@ void force_release(self_ptr self, uint64_t wanted, answer<bool> rp) {
   ask_backend<lock_view>(
     self, [&](auto done) { self->state.backend->read(self, std::move(done)); },
     [self, rp, wanted](caf::expected<lock_view> x) mutable {
-      if (!x) {
-        rp.deliver(store_error(x.error()));
+      if (answered_store_error(rp, x))
         return;
-      }
       const auto& name = self->state.lock.name;
       if (!x->lease || (wanted != 0 && x->lease->token != wanted)) {
         rp.deliver(caf::make_error(errc::lease_lost,
@@ -404,10 +408,8 @@ void force_release(self_ptr self, uint64_t wanted, answer<bool> rp) {
           self->state.backend->release(self, release, lease_end_cause::revoked, std::move(done));
         },
         [self, rp](caf::expected<store_answer> y) mutable {
-          if (!y) {
-            rp.deliver(store_error(y.error()));
+          if (answered_store_error(rp, y))
             return;
-          }
           if (y->v != verdict::ok) {
             rp.deliver(lease_lost_error());
             return;
@@ -506,10 +508,8 @@ void serve(self_ptr self, acquire_request req, answer<lease> rp) {
       ask_backend<store_answer>(
         self, [&](auto done) { self->state.backend->acquire(self, req, std::move(done)); },
         [self, req, rp](caf::expected<store_answer> x) mutable {
-          if (!x) {
-            rp.deliver(store_error(x.error()));
+          if (answered_store_error(rp, x))
             return;
-          }
           if (x->v == verdict::granted || x->v == verdict::ok)
             return take_grant(self, req, *x, rp);
           self->state.lock.note_lease(x->lease, false);
@@ -523,10 +523,8 @@ void serve(self_ptr self, acquire_request req, answer<lease> rp) {
       ask_backend<store_answer>(
         self, [&](auto done) { self->state.backend->renew(self, renewal, std::move(done)); },
         [self, req, rp](caf::expected<store_answer> x) mutable {
-          if (!x) {
-            rp.deliver(store_error(x.error()));
+          if (answered_store_error(rp, x))
             return;
-          }
           if (x->v == verdict::ok)
             return take_grant(self, req, *x, rp);
           queue_or_refuse(self, std::move(req), std::move(rp)); // it ended: queue like anyone
@@ -554,10 +552,8 @@ void serve(self_ptr self, renew_request req, answer<lease> rp) {
   ask_backend<store_answer>(
     self, [&](auto done) { self->state.backend->renew(self, req, std::move(done)); },
     [self, rp, owner = req.owner, token = req.token](caf::expected<store_answer> x) mutable {
-      if (!x) {
-        rp.deliver(store_error(x.error()));
+      if (answered_store_error(rp, x)) // unconfirmed: the holder counts down
         return;
-      } // unconfirmed: the holder counts down
       if (x->v != verdict::ok) {
         refuse_not_current(self, owner, token, rp);
         return;
@@ -587,10 +583,8 @@ void serve(self_ptr self, std::string /* name: the actor's own */, answer<lock_s
   ask_backend<lock_view>(
     self, [&](auto done) { self->state.backend->read(self, std::move(done)); },
     [self, rp](caf::expected<lock_view> x) mutable {
-      if (!x) {
-        rp.deliver(store_error(x.error()));
+      if (answered_store_error(rp, x))
         return;
-      }
       rp.deliver(self->state.lock.status(*x));
     });
 }
@@ -601,10 +595,8 @@ void serve(self_ptr self, check_request req, answer<check_result> rp) {
   ask_backend<lock_view>(
     self, [&](auto done) { self->state.backend->read(self, std::move(done)); },
     [rp, token = req.token](caf::expected<lock_view> x) mutable {
-      if (!x) {
-        rp.deliver(store_error(x.error()));
+      if (answered_store_error(rp, x))
         return;
-      }
       rp.deliver(check(*x, token));
     });
 }
