@@ -80,3 +80,25 @@ TEST_CASE("a drain reaches only the lock actors with waiters", "[actors]") {
   CHECK(code_of(f.acquire("q1", "carol", 60'000, 30'000)) == errc::shutting_down);
   CHECK(f.status("q1").waiters == 0);
 }
+
+TEST_CASE("stopping the registry stops a quiet lock actor that something else holds", "[actors]") {
+  held_locks_lab f;
+  // A handle held elsewhere (a call on its way, a store request's timer) keeps the actor alive
+  // past the registry's drop: it must be told to stop.
+  auto held = f.actors.locks->find("q0");
+  REQUIRE(held);
+  auto down = std::make_shared<bool>(false);
+  auto watcher = f.sys.spawn([held, down](caf::event_based_actor* self) -> caf::behavior {
+    self->monitor(held);
+    self->set_down_handler([self, down](caf::down_msg&) {
+      *down = true;
+      self->quit();
+    });
+    return {[](int) {}};
+  });
+  f.run();
+  caf::anon_send_exit(f.registry, caf::exit_reason::user_shutdown);
+  f.run();
+  CHECK(*down);
+  CHECK(ended(f.quiet[1])); // the others end as their last handle goes
+}
