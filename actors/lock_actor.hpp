@@ -47,7 +47,7 @@ struct lock_context {
   std::shared_ptr<std::atomic<int64_t>> waiting;
   /// Set when the service drains for shutdown: acquires no longer queue (null = never).
   std::shared_ptr<std::atomic<bool>> draining;
-  /// The running lock actors, told which have waiters (null in unit tests without a registry).
+  /// The running lock actors, told which are waiting (null in unit tests without a registry).
   std::shared_ptr<lock_directory> locks;
 };
 

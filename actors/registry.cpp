@@ -2,6 +2,7 @@
 
 #include <caf/exit_reason.hpp>
 
+#include "actors/lock_directory.hpp"
 #include "actors/lock_errors.hpp"
 #include "actors/metrics.hpp"
 #include "fencelock/errc.hpp"
@@ -14,7 +15,7 @@ using self_ptr = registry_actor::stateful_pointer<registry_state>;
 
 void count_actors(self_ptr self) {
   if (auto* m = self->state.ctx->metrics.get())
-    m->set_lock_actors(self->state.locks->size());
+    m->set_lock_actors(self->state.ctx->locks->size());
 }
 
 /// Spawns the actor of `name`, with `routed` messages about to be sent to it.
@@ -22,14 +23,14 @@ lock_actor spawn_lock(self_ptr self, const std::string& name, uint64_t routed) {
   auto& st = self->state;
   auto handle = self->spawn(lock_actor_impl, name, st.ctx);
   self->monitor(handle);
-  st.locks->add(name, handle, routed);
+  st.ctx->locks->add(name, handle, routed);
   count_actors(self);
   return handle;
 }
 
 /// Retires the actor of `report` if the report still holds; returns whether it did.
 bool retire_if_idle(self_ptr self, const registry_state::idle_report& report) {
-  auto handle = self->state.locks->take_if_idle(report.name, report.actor, report.seen);
+  auto handle = self->state.ctx->locks->take_if_idle(report.name, report.actor, report.seen);
   if (!handle)
     return false; // used again since, or retired already
   self->demonitor(report.actor);
@@ -55,7 +56,7 @@ bool evict_idle(self_ptr self) {
 /// dropping the last handle the others, most of a server holding many leases. (A message to each
 /// of a million quiet actors kept a stopping server busy for minutes.)
 void stop_lock_actors(self_ptr self, const caf::error& reason) {
-  auto& locks = *self->state.locks;
+  auto& locks = *self->state.ctx->locks;
   auto waiting = locks.waiting(); // handles held here: each waiting actor counts as held below
   for (auto& handle : locks.take_all()) {
     auto* block = caf::actor_cast<caf::actor_control_block*>(handle);
@@ -87,12 +88,12 @@ enum class route_kind {
 lock_actor route(self_ptr self, const std::string& name, route_kind kind, bool& capped) {
   auto& st = self->state;
   capped = false;
-  if (auto handle = st.locks->route(name))
+  if (auto handle = st.ctx->locks->route(name))
     return handle;
   if (kind == route_kind::existing
       || (kind == route_kind::spawn_if_shared && !st.ctx->store->shared()))
     return {};
-  if (st.locks->size() >= st.ctx->max_locks && !evict_idle(self)) {
+  if (st.ctx->locks->size() >= st.ctx->max_locks && !evict_idle(self)) {
     capped = true;
     return {};
   }
@@ -104,7 +105,6 @@ lock_actor route(self_ptr self, const std::string& name, route_kind kind, bool& 
 registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx, lister_actor lister,
                                             std::vector<std::string> held) {
   auto& st = self->state;
-  st.locks = ctx.locks;
   ctx.registry = caf::actor_cast<registry_actor>(self);
   st.ctx = std::make_shared<const lock_context>(std::move(ctx));
   st.lister = std::move(lister);
@@ -113,7 +113,7 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx, lis
   // A lock actor that dies (its record could not be loaded) is forgotten; the next request for
   // its name spawns a fresh one.
   self->set_down_handler([=](caf::down_msg& dm) {
-    if (self->state.locks->forget(dm.source))
+    if (self->state.ctx->locks->forget(dm.source))
       count_actors(self);
   });
   // Lock actors are not linked (one failing must not take the others down), so stopping the
@@ -167,11 +167,11 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx, lis
     },
     [=](heard_atom, const std::string& name, uint64_t token, bool ended) {
       // Only an existing actor can have waiters or a watched lease here.
-      if (auto handle = self->state.locks->find(name)) // not counted: not a routed request
+      if (auto handle = self->state.ctx->locks->find(name)) // not counted: not a routed request
         self->send(handle, heard_atom_v, token, ended);
     },
     [=](resync_atom) {
-      for (auto& handle : self->state.locks->all())
+      for (auto& handle : self->state.ctx->locks->all())
         self->send(handle, resync_atom_v);
     },
     [=](watch_atom, std::string& name, std::string& owner, uint64_t token, int64_t expires_at_ms,
@@ -183,14 +183,14 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx, lis
     [=](drain_atom) {
       // Only waiters are drained; an actor that queues one after this looks sees the draining
       // flag (lock_actor.cpp, queue_or_refuse).
-      for (auto& handle : self->state.locks->waiting())
+      for (auto& handle : self->state.ctx->locks->waiting())
         self->send<caf::message_priority::high>(handle, drain_atom_v);
     },
     [=](idle_atom, std::string& name, uint64_t seen) {
       auto& reg = self->state;
       registry_state::idle_report report{
         std::move(name), caf::actor_cast<caf::actor_addr>(self->current_sender()), seen};
-      if (!reg.locks->idle(report.name, report.actor, report.seen))
+      if (!reg.ctx->locks->idle(report.name, report.actor, report.seen))
         return; // something is still on its way to that actor
       if (reg.ctx->idle_kept == 0) {
         retire_if_idle(self, report);

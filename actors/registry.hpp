@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "actors/lock_actor.hpp"
-#include "actors/lock_directory.hpp"
 
 namespace fencelock {
 
@@ -22,8 +21,6 @@ struct registry_state {
   };
   lock_context_ptr ctx;
   lister_actor lister;
-  /// The running lock actors; the service's front end routes through it too.
-  std::shared_ptr<lock_directory> locks;
   /// Idle reports, oldest first (at most ctx->idle_kept): the actors to retire first. A report
   /// of an actor that was used again since is stale and skipped.
   std::deque<idle_report> idle;
