@@ -639,8 +639,9 @@ def render(rows, args):
       "```\n")
     w("It needs the build dependencies plus `gnuplot-nox` (plots), `etcd-server` (the etcd "
       "baseline: a benchmark peer, never needed by the server) and `redis-server` with "
-      "`redis-tools` (redis-benchmark), all in `scripts/install-deps.sh`. What is missing is "
-      "reported as skipped. Everything runs on loopback with its data in /tmp. The raw results "
+      "`redis-tools` (redis-benchmark): `bench/run.sh` installs what is missing through "
+      "`scripts/install-deps.sh --bench` (as root or with sudo), and reports as skipped what "
+      "it could not. Everything runs on loopback with its data in /tmp. The raw results "
       "are `bench/results.jsonl` (one JSON object per trial), the programs' messages "
       "`bench/log.txt`.\n")
     w("The parts, each usable alone (`--help`):\n")

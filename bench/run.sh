@@ -72,6 +72,12 @@ dirty=$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null | hea
 
 say() { echo "bench: $*" | tee -a "$log" >&2; }
 
+# The suite's peers (etcd, gnuplot) and the build's own packages; without root or sudo, what is
+# missing is reported as skipped instead.
+if ! "$root/scripts/install-deps.sh" --bench >>"$log" 2>&1; then
+  say "could not install the suite's packages (see $log): parts that need them are skipped"
+fi
+
 if ((do_build)); then
   say "building the benchmark programs (Release) in $build_dir"
   if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages fencelock needs to build and test, and only those missing.
 # Runs apt-get (as root, or through sudo when available); does nothing when all are present.
+#   scripts/install-deps.sh           what building, serving and testing need
+#   scripts/install-deps.sh --bench   that, plus the benchmark suite's peers (bench/run.sh)
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
@@ -37,6 +39,21 @@ packages=(
   libclang-rt-14-dev                 # libFuzzer and clang-14's ASan and UBSan runtimes
   llvm-14                            # llvm-symbolizer: source lines in the fuzzers' crash reports
 )
+
+# The benchmark suite's own needs (docs/benchmarks.md): never needed by the server, so only
+# with --bench (bench/run.sh, and the test command, whose smoke run of the suite uses them).
+bench=0
+case "${1:-}" in
+  --bench) bench=1 ;;
+  "") ;;
+  *) echo "usage: scripts/install-deps.sh [--bench]" >&2; exit 2 ;;
+esac
+if ((bench)); then
+  packages+=(
+    etcd-server                      # etcd 3.4: the lock baseline the suite runs side by side
+    gnuplot-nox                      # the report's PNG plots
+  )
+fi
 
 # Node.js and npm run the dashboard test, which installs playwright-core with `npm ci` from its
 # lock file. Debian's packages only when there is no node or npm at all: a Node.js from

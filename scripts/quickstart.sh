@@ -13,7 +13,8 @@ usage() {
 }
 
 build() {
-  scripts/install-deps.sh
+  # `test` also installs the benchmark suite's peers: its smoke run is one of the tests.
+  scripts/install-deps.sh "$@"
   # Prefix /usr: what `cmake --install` and the Debian packages (cpack) lay out, with the
   # configuration in /etc/fencelock (docs/deployment.md).
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DFENCELOCK_BUILD_TESTS=ON \
@@ -31,7 +32,7 @@ case "$mode" in
     ;;
   test)
     (($# == 0)) || usage
-    build
+    build --bench
     # Tests pick their own free ports and temp dirs, so they may run in parallel.
     ctest --test-dir build --output-on-failure -j2 --timeout 600
     ;;
