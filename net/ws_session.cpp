@@ -90,6 +90,7 @@ void ws_session::run(beast::http::request<beast::http::string_body> req) {
   }));
   ws_.read_message_max(cfg.ws_max_frame); // larger: Beast closes with 1009
   ws_.auto_fragment(false);
+  ws_.next_layer().listen(weak_from_this());
   ws_.async_accept(req, beast::bind_front_handler(&ws_session::on_accept, shared_from_this()));
 }
 
@@ -411,7 +412,7 @@ void ws_session::answered() {
 }
 
 void ws_session::finish_drain_if_done() {
-  if (draining_ && pending_ == 0 && out_.empty() && !writing_)
+  if (draining_ && pending_ == 0 && ws_.next_layer().idle())
     close_with(websocket::close_code::going_away, "the server is stopping");
 }
 
@@ -448,42 +449,28 @@ call_context ws_session::context(const json::value& id) const {
 
 // --- writing ------------------------------------------------------------------------------------
 
-void ws_session::send(std::string frame) {
+void ws_session::send(const std::string& frame) {
   if (closing_ || !open_)
     return;
+  auto& out = ws_.next_layer();
   // One frame larger than the limit may go out on its own (a big snapshot); anything that would
   // pile up behind others past the limit means the client does not keep up.
-  if (out_bytes_ > 0 && out_bytes_ + frame.size() > ctx_->cfg().ws_outbound_limit) {
+  auto queued = out.buffered();
+  if (queued > 0 && queued + frame.size() > ctx_->cfg().ws_outbound_limit) {
     log_event(log_level::warn, "ws_slow_consumer",
               {{"session", id_},
                {"peer", peer_},
-               {"queued_bytes", out_bytes_},
+               {"queued_bytes", queued},
                {"limit", ctx_->cfg().ws_outbound_limit}});
     return close_with(websocket::close_code::policy_error, "outbound queue full");
   }
-  out_bytes_ += frame.size();
-  out_.push_back(std::move(frame));
-  if (!writing_)
-    do_write();
+  out.send_text(frame);
 }
 
-void ws_session::do_write() {
-  writing_ = true;
-  ws_.text(true);
-  ws_.async_write(asio::buffer(out_.front()),
-                  beast::bind_front_handler(&ws_session::on_write, shared_from_this()));
-}
-
-void ws_session::on_write(error_code ec, std::size_t) {
-  writing_ = false;
+void ws_session::on_frames_written(error_code ec) {
   if (ec)
     return on_closed(ec, "write");
-  out_bytes_ -= out_.front().size();
-  out_.pop_front();
-  if (!out_.empty())
-    do_write();
-  else
-    finish_drain_if_done();
+  finish_drain_if_done();
 }
 
 // --- closing ------------------------------------------------------------------------------------
@@ -514,11 +501,8 @@ void ws_session::close_with(websocket::close_code code, std::string_view reason)
   if (closing_ || closed_)
     return;
   closing_ = true;
-  // What is queued behind the frame being written will not be sent.
-  if (!out_.empty()) {
-    out_.erase(out_.begin() + (writing_ ? 1 : 0), out_.end());
-    out_bytes_ = writing_ ? out_.front().size() : 0;
-  }
+  // What is queued behind the frames being written will not be sent.
+  ws_.next_layer().discard_queued();
   ws_.async_close(websocket::close_reason{code, std::string{reason}},
                   [self = shared_from_this()](error_code ec) { self->on_closed(ec, "close"); });
   close_timer_.expires_after(close_grace);
@@ -534,6 +518,7 @@ void ws_session::on_closed(error_code ec, std::string_view stage) {
   closed_ = true;
   closing_ = true;
   close_timer_.cancel();
+  ws_.next_layer().abandon(); // Beast's writes held there are answered: nothing holds us on
   auto& svc = ctx_->svc();
   for (auto& [request_id, lock] : waiting_acquires_)
     svc.cancel(lock, request_id); // withdraw the waiter, or undo a grant nobody will read

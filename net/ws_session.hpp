@@ -12,7 +12,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -27,6 +26,7 @@
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <boost/beast/websocket/stream.hpp>
 
+#include "net/coalescing_stream.hpp"
 #include "net/http_session.hpp" // server_context
 #include "net/rate_limiter.hpp"
 #include "net/tls.hpp"
@@ -34,7 +34,7 @@
 
 namespace fencelock::net {
 
-class ws_session : public std::enable_shared_from_this<ws_session> {
+class ws_session : public std::enable_shared_from_this<ws_session>, public frames_listener {
 public:
   /// Takes over the stream of an HTTP connection whose request was a WebSocket upgrade; its
   /// executor must be a strand of its own. `credential` is the hash of the bearer token the
@@ -101,9 +101,10 @@ private:
   void forget_lease(const std::string& lock, uint64_t token);
   void on_lease_end(const lock_event& ev);
 
-  void send(std::string frame);
-  void do_write();
-  void on_write(error_code ec, std::size_t bytes);
+  /// Queues one text frame, unless the socket is closing; closes a client that does not read.
+  void send(const std::string& frame);
+  /// A write of queued frames ended (coalescing_stream): a failure ends the session.
+  void on_frames_written(error_code ec) override;
   void close_with(boost::beast::websocket::close_code code, std::string_view reason);
   /// Ends the session once: withdraws, releases and unsubscribes everything it holds.
   void on_closed(error_code ec, std::string_view stage);
@@ -111,7 +112,9 @@ private:
   call_context context(const boost::json::value& id) const;
 
   std::shared_ptr<server_context> ctx_;
-  boost::beast::websocket::stream<flex_stream> ws_;
+  /// Data frames go out through the layer under Beast (ws_.next_layer().send_text), several
+  /// in one write; Beast reads, and writes the handshake and the control frames.
+  boost::beast::websocket::stream<coalescing_stream<flex_stream>> ws_;
   boost::beast::flat_buffer in_;
   boost::asio::steady_timer close_timer_;
   std::string peer_;
@@ -122,9 +125,6 @@ private:
   bool reading_ = false;
   bool draining_ = false; // drain(): no more requests; close once everything is answered
   std::size_t pending_ = 0;
-  std::deque<std::string> out_;
-  std::size_t out_bytes_ = 0;
-  bool writing_ = false;
   std::map<uint64_t, std::string> waiting_acquires_; // request_id -> lock
   std::map<lease_key, held_lease> leases_;
   std::set<uint64_t> subscriptions_;
