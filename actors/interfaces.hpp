@@ -29,13 +29,16 @@ using lock_actor = caf::typed_actor<
   /// From the service's front end (actors/direct_call.hpp): one of the first five calls, whose
   /// answer goes to the caller's callback.
   caf::reacts_to<lock_call>,
-  /// From the watchdog: the lease with this token may have reached its deadline.
+  /// From the registry, for the watchdog: the lease with this token may have reached its
+  /// deadline.
   caf::reacts_to<expire_atom, uint64_t>,
   /// From itself: the wait timer armed for this time (ns on the actor clock) fired; the
   /// waiters whose deadline passed give up.
   caf::reacts_to<wait_timeout_atom, int64_t>,
-  /// From the registry: quit, nobody routes to this actor any more.
-  caf::reacts_to<retire_atom>,
+  /// From the registry: quit, nobody routes to this actor any more. `kept` says that the
+  /// registry keeps the lock's place for the lease held (the idle report said so): its expiry
+  /// stays armed, by the lock's name.
+  caf::reacts_to<retire_atom, bool>,
   /// From the registry (a shared store's event source): lease `token` started (`ended` false)
   /// or ended, on any instance. An end frees the lock for the waiters here; a start of a newer
   /// lease means the lease watched here is over, and if no end of it was heard, the store lost it.
@@ -53,12 +56,15 @@ using lock_actor = caf::typed_actor<
 /// Hands out fencing tokens, strictly increasing, never reused across restarts.
 using fence_issuer_actor = caf::typed_actor<caf::replies_to<next_token_atom>::with<uint64_t>>;
 
-/// Owns the timers that end leases.
+/// Owns the timers that end leases: one per lock name, whether its actor runs or retired.
 using watchdog_actor = caf::typed_actor<
-  /// Arms (or re-arms) the expiry of `lock`'s lease `token` at monotonic time `deadline_ns`.
-  caf::reacts_to<arm_atom, lock_actor, uint64_t, int64_t>,
-  /// Disarms the expiry of `lock`'s lease `token` (released, or no longer watched).
-  caf::reacts_to<disarm_atom, lock_actor, uint64_t>,
+  /// Arms (or re-arms) the expiry of lease `token` of lock `name` at monotonic time
+  /// `deadline_ns`.
+  caf::reacts_to<arm_atom, std::string, uint64_t, int64_t>,
+  /// Disarms the expiry of lease `token` of lock `name` (released, or no longer watched).
+  caf::reacts_to<disarm_atom, std::string, uint64_t>,
+  /// Sends expiries to this registry from now on.
+  caf::reacts_to<route_atom, registry_actor>,
   caf::reacts_to<tick_atom>,
   /// From itself: time to look for a stall of the process.
   caf::reacts_to<heartbeat_atom>>;

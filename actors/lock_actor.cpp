@@ -30,10 +30,12 @@
 //   │          ├─ lost / ended ──► the lease is forgotten; waiters are handed  │
 //   │          │                   the lock in FIFO order ────────────────────►┘
 //   │          ▼
-//   │        idle: nothing watched, nobody waiting, nothing in flight
+//   │        idle: nothing in flight, nobody waiting, and no lease watched, or one
+//   │          │ that nobody waits for ("held": the store keeps it, the watchdog its expiry)
 //   │          │ reported to the registry with the count of routed messages handled
 //   └── a request already on its way (the counts differ: the report is ignored)
-//              │ counts match: retire ──► quit
+//              │ counts match: retire ──► quit; a held lease keeps the lock's place, and
+//              │ its next call or its expiry spawns the lock's next actor, which loads it
 //
 // Fail closed: a backend call that fails answers its caller store_unavailable and changes
 // nothing here; waiters are answered too, since no grant can be made meanwhile. An expiry that
@@ -99,21 +101,31 @@ void sync_timer(self_ptr self) {
   auto& st = self->state;
   auto& lk = st.lock;
   bool wanted = lk.lease && (lk.watching || !lk.waiters.empty());
-  auto handle = caf::actor_cast<lock_actor>(self);
   if (wanted) {
     if (st.armed_token == lk.lease->token && st.armed_deadline == lk.lease->deadline)
       return;
     st.armed_token = lk.lease->token;
     st.armed_deadline = lk.lease->deadline;
-    self->send(st.ctx->watchdog, arm_atom_v, handle, st.armed_token, to_ns(st.armed_deadline));
+    self->send(st.ctx->watchdog, arm_atom_v, lk.name, st.armed_token, to_ns(st.armed_deadline));
   } else if (st.armed_token != 0) {
-    self->send(st.ctx->watchdog, disarm_atom_v, handle, st.armed_token);
+    self->send(st.ctx->watchdog, disarm_atom_v, lk.name, st.armed_token);
     st.armed_token = 0;
   }
 }
 
+/// Returns whether the actor keeps only a lease, watched, that nobody waits for: retired, it
+/// leaves the lease to the store and its expiry to the watchdog (a kept lease). Only where the
+/// store alone decides the lock's leases: with a shared store the actor is what notices a lease
+/// that another instance or a store restart took away, so it stays.
+bool keeps_only_lease(self_ptr self) {
+  auto& st = self->state;
+  const auto& lk = st.lock;
+  return lk.lease && lk.watching && lk.waiters.empty() && !st.ctx->store->shared();
+}
+
 /// Runs after every handler and every backend answer: once nothing is in flight, drops a holder
-/// that nobody needs any more, brings the timer in line, and reports idleness.
+/// that nobody needs any more, brings the timer in line, and reports idleness: nothing to keep,
+/// or only a lease nobody waits for (a held lease needs no actor between its calls).
 void settle(self_ptr self) {
   auto& st = self->state;
   if (st.in_flight > 0)
@@ -122,10 +134,11 @@ void settle(self_ptr self) {
   if (lk.lease && !lk.watching && lk.waiters.empty())
     lk.forget_lease(); // it was only what waiters waited for
   sync_timer(self);
-  if (!lk.idle() || st.idle_reported == st.seen)
+  bool held = keeps_only_lease(self);
+  if (!(lk.idle() || held) || st.idle_reported == st.seen)
     return;
   st.idle_reported = st.seen;
-  self->send(st.ctx->registry, idle_atom_v, lk.name, st.seen);
+  self->send(st.ctx->registry, idle_atom_v, lk.name, st.seen, held, held ? lk.grant_id : 0);
 }
 
 /// Settles when a handler returns, unless a backend call is still in flight.
@@ -608,7 +621,8 @@ lock_actor_state::~lock_actor_state() {
     ctx->locks->note_waiting(listed_waiting, false);
 }
 
-lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_context_ptr ctx) {
+lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_context_ptr ctx,
+                                          uint64_t grant_id) {
   auto& st = self->state;
   st.lock.name = std::move(name);
   st.ctx = std::move(ctx);
@@ -616,16 +630,19 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
   // Nothing is served before the lock is loaded: the backend awaits the store, if it asks it.
   ask_backend<lock_view>(
     self, [&](auto done) { self->state.backend->load(self, std::move(done)); },
-    [self](caf::expected<lock_view> x) {
+    [self, grant_id](caf::expected<lock_view> x) {
       if (!x) {
         // Without its record the lock cannot be judged: refuse to serve it at all.
         self->quit(store_error(x.error()));
         return;
       }
       // A lease recovered from the store is watched like one granted here: a deadline that
-      // passed while the service was down expires at once.
-      if (x->lease)
+      // passed while the service was down expires at once. A kept lease was granted here to
+      // `grant_id` (a cancel may still undo it).
+      if (x->lease) {
         self->state.lock.note_lease(*x->lease, true);
+        self->state.lock.grant_id = grant_id;
+      }
     });
   // On shutdown every waiter gets an answer instead of silence.
   self->set_exit_handler([=](caf::exit_msg& msg) {
@@ -711,11 +728,16 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       if (auto next = s.lock.earliest_deadline())
         arm_wait_timer(self, *next);
     },
-    [=](retire_atom) {
+    [=](retire_atom, bool kept) {
       auto& s = self->state;
-      if (s.armed_token != 0)
-        self->send(s.ctx->watchdog, disarm_atom_v, caf::actor_cast<lock_actor>(self),
-                   s.armed_token);
+      // A lease kept for later stays armed at the watchdog, by name: its expiry comes through
+      // the registry, which spawns the lock's next actor for it.
+      if (!(kept && keeps_only_lease(self))) {
+        if (s.armed_token != 0)
+          self->send(s.ctx->watchdog, disarm_atom_v, s.lock.name, s.armed_token);
+        if (kept) // the lease ended since the report (an expiry): nothing to keep
+          self->send(s.ctx->registry, retire_atom_v, s.lock.name);
+      }
       self->quit();
     },
     [=](heard_atom, uint64_t token, bool ended) {

@@ -81,8 +81,11 @@ struct lock_actor_state {
 /// Runs lock `name`: loads it from the store, then serves one request at a time, each through
 /// the store's backend (awaited: nothing else runs meanwhile). Keeps the FIFO of waiters, arms
 /// the lease's expiry at the watchdog, announces changes, and reports itself idle to the
-/// registry, which then retires it.
+/// registry, which then retires it: with nothing to keep, or keeping only a lease nobody waits
+/// for (a kept lease, lock_directory.hpp). `grant_id` is the request a kept lease was granted
+/// to here (0 = none), so that a cancel can still undo a grant nobody received.
 lock_actor::behavior_type lock_actor_impl(lock_actor::stateful_pointer<lock_actor_state> self,
-                                          std::string name, lock_context_ptr ctx);
+                                          std::string name, lock_context_ptr ctx,
+                                          uint64_t grant_id);
 
 } // namespace fencelock

@@ -5,7 +5,7 @@ namespace fencelock {
 lock_actor lock_directory::route(const std::string& name) {
   std::lock_guard guard{mtx_};
   auto i = locks_.find(name);
-  if (i == locks_.end())
+  if (i == locks_.end() || !i->second.handle)
     return {};
   ++i->second.routed;
   return i->second.handle;
@@ -19,13 +19,25 @@ lock_actor lock_directory::find(const std::string& name) const {
 
 void lock_directory::add(const std::string& name, lock_actor handle, uint64_t routed) {
   std::lock_guard guard{mtx_};
-  locks_.insert_or_assign(name, entry{std::move(handle), routed});
+  auto [i, added] = locks_.try_emplace(name);
+  if (!added && !i->second.handle)
+    --kept_;
+  i->second = entry{std::move(handle), routed, 0};
+}
+
+std::optional<uint64_t> lock_directory::kept(const std::string& name) const {
+  std::lock_guard guard{mtx_};
+  auto i = locks_.find(name);
+  if (i == locks_.end() || i->second.handle)
+    return std::nullopt;
+  return i->second.grant_id;
 }
 
 std::unordered_map<std::string, lock_directory::entry>::const_iterator lock_directory::find_idle(
   const std::string& name, const caf::actor_addr& actor, uint64_t seen) const {
   auto i = locks_.find(name);
-  if (i != locks_.end() && (i->second.handle.address() != actor || i->second.routed != seen))
+  if (i != locks_.end()
+      && (!i->second.handle || i->second.handle.address() != actor || i->second.routed != seen))
     return locks_.end();
   return i;
 }
@@ -37,20 +49,36 @@ bool lock_directory::idle(const std::string& name, const caf::actor_addr& actor,
 }
 
 lock_actor lock_directory::take_if_idle(const std::string& name, const caf::actor_addr& actor,
-                                        uint64_t seen) {
+                                        uint64_t seen, bool keep_lease, uint64_t grant_id) {
   std::lock_guard guard{mtx_};
-  auto i = find_idle(name, actor, seen);
-  if (i == locks_.end())
+  auto found = find_idle(name, actor, seen);
+  if (found == locks_.end())
     return {};
-  auto handle = i->second.handle;
-  locks_.erase(i);
+  auto i = locks_.find(name); // the mutable one
+  auto handle = std::move(i->second.handle);
+  if (keep_lease) {
+    i->second = entry{{}, 0, grant_id};
+    ++kept_;
+  } else {
+    locks_.erase(i);
+  }
   return handle;
+}
+
+bool lock_directory::forget_kept(const std::string& name) {
+  std::lock_guard guard{mtx_};
+  auto i = locks_.find(name);
+  if (i == locks_.end() || i->second.handle)
+    return false;
+  locks_.erase(i);
+  --kept_;
+  return true;
 }
 
 bool lock_directory::forget(const caf::actor_addr& actor) {
   std::lock_guard guard{mtx_};
   for (auto i = locks_.begin(); i != locks_.end(); ++i) {
-    if (i->second.handle.address() == actor) {
+    if (i->second.handle && i->second.handle.address() == actor) {
       locks_.erase(i);
       return true;
     }
@@ -61,25 +89,33 @@ bool lock_directory::forget(const caf::actor_addr& actor) {
 std::vector<lock_actor> lock_directory::take_all() {
   std::lock_guard guard{mtx_};
   std::vector<lock_actor> out;
-  out.reserve(locks_.size());
+  out.reserve(locks_.size() - kept_);
   for (auto& [name, e] : locks_)
-    out.push_back(std::move(e.handle));
+    if (e.handle)
+      out.push_back(std::move(e.handle));
   locks_.clear();
+  kept_ = 0;
   return out;
 }
 
 std::vector<lock_actor> lock_directory::all() const {
   std::lock_guard guard{mtx_};
   std::vector<lock_actor> out;
-  out.reserve(locks_.size());
+  out.reserve(locks_.size() - kept_);
   for (auto& [name, e] : locks_)
-    out.push_back(e.handle);
+    if (e.handle)
+      out.push_back(e.handle);
   return out;
 }
 
 std::size_t lock_directory::size() const {
   std::lock_guard guard{mtx_};
   return locks_.size();
+}
+
+std::size_t lock_directory::actors() const {
+  std::lock_guard guard{mtx_};
+  return locks_.size() - kept_;
 }
 
 void lock_directory::note_waiting(const caf::actor_addr& actor, bool waiting) {

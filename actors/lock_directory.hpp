@@ -5,10 +5,17 @@
 // its only writer; both count the messages they route, under one mutex, so that the registry's
 // retirement check (nothing routed since the actor reported idle) sees the front end's calls too.
 // It also knows which of them are waiting, as the lock actors tell it.
+//
+// A lock whose lease is held but that has nothing else to do (nobody waits, no call in flight)
+// keeps its place here without an actor: a *kept* lease. Its actor retired like an idle one;
+// the store keeps the lease, the watchdog its expiry (by name), and the registry spawns a new
+// actor for the next call or the expiry. So a million held leases cost a million records, not
+// a million actors; the places still count toward max-locks.
 
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -23,7 +30,7 @@ namespace fencelock {
 class lock_directory {
 public:
   /// Returns the actor of `name`, counting one more message routed to it (the caller sends it
-  /// one), or null when none runs. Any thread.
+  /// one), or null when none runs (none is counted then). Any thread.
   lock_actor route(const std::string& name);
 
   /// Returns the actor of `name` without counting a message routed to it (for messages that
@@ -32,26 +39,40 @@ public:
 
   // -- the registry's side --------------------------------------------------------------------
 
-  /// Adds the actor of `name` (none runs), with `routed` messages on their way to it.
+  /// Adds the actor of `name` (none runs; the lease may be kept), with `routed` messages on
+  /// their way to it.
   void add(const std::string& name, lock_actor handle, uint64_t routed);
+
+  /// Returns whether `name` is a kept lease (its place without an actor), and if so the
+  /// request the lease was granted to here (0 = not here).
+  std::optional<uint64_t> kept(const std::string& name) const;
 
   /// Returns whether `actor` still runs `name` and has handled the `seen` messages routed to it:
   /// nothing is on its way to it.
   bool idle(const std::string& name, const caf::actor_addr& actor, uint64_t seen) const;
 
-  /// Removes and returns the actor of `name` if idle(name, actor, seen); else null.
-  lock_actor take_if_idle(const std::string& name, const caf::actor_addr& actor, uint64_t seen);
+  /// Removes and returns the actor of `name` if idle(name, actor, seen); else null. With
+  /// `keep_lease` the place stays as a kept lease granted to `grant_id`.
+  lock_actor take_if_idle(const std::string& name, const caf::actor_addr& actor, uint64_t seen,
+                          bool keep_lease = false, uint64_t grant_id = 0);
+
+  /// Forgets the kept lease of `name` (it ended); returns whether there was one.
+  bool forget_kept(const std::string& name);
 
   /// Forgets `actor`, which ended; returns whether it was here.
   bool forget(const caf::actor_addr& actor);
 
-  /// Removes and returns every actor.
+  /// Removes every place and returns the actors.
   std::vector<lock_actor> take_all();
 
   /// Returns every actor.
   std::vector<lock_actor> all() const;
 
+  /// Returns the places: running actors and kept leases (what max-locks bounds).
   std::size_t size() const;
+
+  /// Returns the running actors.
+  std::size_t actors() const;
 
   // -- the lock actors' side ------------------------------------------------------------------
 
@@ -66,8 +87,9 @@ public:
 
 private:
   struct entry {
-    lock_actor handle;
+    lock_actor handle;   // null: a kept lease
     uint64_t routed = 0; // messages routed to `handle` so far
+    uint64_t grant_id = 0; // a kept lease's: the request it was granted to here
   };
   /// Returns the entry of `name` if it is `actor` and nothing was routed to it since `seen`.
   std::unordered_map<std::string, entry>::const_iterator find_idle(const std::string& name,
@@ -76,6 +98,7 @@ private:
 
   mutable std::mutex mtx_;
   std::unordered_map<std::string, entry> locks_;
+  std::size_t kept_ = 0; // entries without an actor
   // Apart from `mtx_`, which every call routed takes.
   mutable std::mutex waiting_mtx_;
   std::unordered_set<caf::actor_addr> waiting_; // weak: an actor killed outright is skipped

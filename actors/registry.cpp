@@ -1,5 +1,7 @@
 #include "actors/registry.hpp"
 
+#include <optional>
+
 #include <caf/exit_reason.hpp>
 
 #include "actors/lock_directory.hpp"
@@ -15,40 +17,73 @@ using self_ptr = registry_actor::stateful_pointer<registry_state>;
 
 void count_actors(self_ptr self) {
   if (auto* m = self->state.ctx->metrics.get())
-    m->set_lock_actors(self->state.ctx->locks->size());
+    m->set_lock_actors(self->state.ctx->locks->actors());
 }
 
-/// Spawns the actor of `name`, with `routed` messages about to be sent to it.
-lock_actor spawn_lock(self_ptr self, const std::string& name, uint64_t routed) {
+/// Spawns the actor of `name`, with `routed` messages about to be sent to it; `grant_id` is
+/// the request its kept lease was granted to here (0 = none).
+lock_actor spawn_lock(self_ptr self, const std::string& name, uint64_t routed,
+                      uint64_t grant_id = 0) {
   auto& st = self->state;
-  auto handle = self->spawn(lock_actor_impl, name, st.ctx);
+  auto handle = self->spawn(lock_actor_impl, name, st.ctx, grant_id);
   self->monitor(handle);
   st.ctx->locks->add(name, handle, routed);
   count_actors(self);
   return handle;
 }
 
-/// Retires the actor of `report` if the report still holds; returns whether it did.
+/// Retires the actor of `report` if the report still holds (a held lease stays as a kept
+/// lease); returns whether it did.
 bool retire_if_idle(self_ptr self, const registry_state::idle_report& report) {
-  auto handle = self->state.ctx->locks->take_if_idle(report.name, report.actor, report.seen);
+  auto handle = self->state.ctx->locks->take_if_idle(report.name, report.actor, report.seen,
+                                                     report.held, report.grant_id);
   if (!handle)
     return false; // used again since, or retired already
   self->demonitor(report.actor);
-  self->send(handle, retire_atom_v);
+  self->send(handle, retire_atom_v, report.held);
   count_actors(self);
   return true;
 }
 
-/// Retires the longest idle actor that is still idle; returns whether there was one.
+/// Takes the oldest idle report; returns it if it is its actor's latest, else nothing.
+std::optional<registry_state::idle_report> pop_idle(self_ptr self) {
+  auto& st = self->state;
+  auto [report, number] = std::move(st.idle.front());
+  st.idle.pop_front();
+  auto i = st.latest.find(report.actor);
+  if (i == st.latest.end() || i->second != number)
+    return std::nullopt; // superseded by a later report of the same actor
+  st.latest.erase(i);
+  return std::move(report);
+}
+
+/// Retires idle actors, longest idle first, until one gave its place up; returns whether one
+/// did. (Actors of held leases retire on the way, but keep their places.)
 bool evict_idle(self_ptr self) {
-  auto& idle = self->state.idle;
-  while (!idle.empty()) {
-    auto report = std::move(idle.front());
-    idle.pop_front();
-    if (retire_if_idle(self, report))
+  while (!self->state.idle.empty()) {
+    auto report = pop_idle(self);
+    if (report && retire_if_idle(self, *report) && !report->held)
       return true;
   }
   return false;
+}
+
+/// Keeps `report` for its actor's next request, retiring the longest idle beyond
+/// ctx->idle_kept actors. Stale reports are dropped once they outnumber the kept ones, so that
+/// an actor reporting again and again (a lease renewed often) cannot grow the queue.
+void keep_idle(self_ptr self, registry_state::idle_report report) {
+  auto& st = self->state;
+  auto number = ++st.reports;
+  st.latest.insert_or_assign(report.actor, number);
+  st.idle.emplace_back(std::move(report), number);
+  while (st.latest.size() > st.ctx->idle_kept)
+    if (auto oldest = pop_idle(self))
+      retire_if_idle(self, *oldest);
+  if (st.idle.size() > 2 * st.latest.size() + 64)
+    std::erase_if(st.idle, [&](const auto& x) {
+      auto i = st.latest.find(x.first.actor);
+      return i == st.latest.end() || i->second != x.second;
+    });
 }
 
 /// Stops every lock actor: with a message those waiting (they have answers to give) and those
@@ -83,13 +118,16 @@ enum class route_kind {
 };
 
 /// Returns the actor of `name` (counting one more message routed to it), or null when there is
-/// none to route to. `capped` is set when one was needed but max-locks actors exist already:
-/// a flood of new names cannot grow memory without bound, whatever the request.
+/// none to route to. A kept lease always gets its actor back: what the request is about is
+/// there. `capped` is set when one was needed but max-locks places are taken already: a flood
+/// of new names cannot grow memory without bound, whatever the request.
 lock_actor route(self_ptr self, const std::string& name, route_kind kind, bool& capped) {
   auto& st = self->state;
   capped = false;
   if (auto handle = st.ctx->locks->route(name))
     return handle;
+  if (auto grant_id = st.ctx->locks->kept(name))
+    return spawn_lock(self, name, 1, *grant_id); // its place is counted already
   if (kind == route_kind::existing
       || (kind == route_kind::spawn_if_shared && !st.ctx->store->shared()))
     return {};
@@ -106,10 +144,12 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx, lis
                                             std::vector<std::string> held) {
   auto& st = self->state;
   ctx.registry = caf::actor_cast<registry_actor>(self);
+  if (ctx.watchdog) // before any lock actor arms an expiry
+    self->send(ctx.watchdog, route_atom_v, ctx.registry);
   st.ctx = std::make_shared<const lock_context>(std::move(ctx));
   st.lister = std::move(lister);
   for (auto& name : held)
-    spawn_lock(self, name, 0); // held locks always have an actor, max-locks or not
+    spawn_lock(self, name, 0); // each arms its lease's expiry, max-locks or not, then retires
   // A lock actor that dies (its record could not be loaded) is forgotten; the next request for
   // its name spawns a fresh one.
   self->set_down_handler([=](caf::down_msg& dm) {
@@ -186,24 +226,34 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx, lis
       for (auto& handle : self->state.ctx->locks->waiting())
         self->send<caf::message_priority::high>(handle, drain_atom_v);
     },
-    [=](idle_atom, std::string& name, uint64_t seen) {
+    [=](expire_atom, std::string& name, uint64_t token) {
+      // Not counted as routed, as the lock actor does not count expiries: it is no request.
+      auto& locks = *self->state.ctx->locks;
+      auto handle = locks.find(name);
+      if (!handle) {
+        auto grant_id = locks.kept(name);
+        if (!grant_id)
+          return; // the lock has no lease here any more: a stale timer
+        handle = spawn_lock(self, name, 0, *grant_id);
+      }
+      self->send<caf::message_priority::high>(handle, expire_atom_v, token);
+    },
+    [=](retire_atom, const std::string& name) {
+      if (self->state.ctx->locks->forget_kept(name))
+        count_actors(self);
+    },
+    [=](idle_atom, std::string& name, uint64_t seen, bool keeps_lease, uint64_t grant_id) {
       auto& reg = self->state;
-      registry_state::idle_report report{
-        std::move(name), caf::actor_cast<caf::actor_addr>(self->current_sender()), seen};
+      registry_state::idle_report report{std::move(name),
+                                         caf::actor_cast<caf::actor_addr>(self->current_sender()),
+                                         seen, keeps_lease, grant_id};
       if (!reg.ctx->locks->idle(report.name, report.actor, report.seen))
         return; // something is still on its way to that actor
       if (reg.ctx->idle_kept == 0) {
         retire_if_idle(self, report);
         return;
       }
-      // Kept for its next request; the oldest reports beyond the bound are retired (or skipped
-      // as stale). A stale report counts until then: the bound holds either way.
-      reg.idle.push_back(std::move(report));
-      while (reg.idle.size() > reg.ctx->idle_kept) {
-        auto oldest = std::move(reg.idle.front());
-        reg.idle.pop_front();
-        retire_if_idle(self, oldest);
-      }
+      keep_idle(self, std::move(report));
     },
   };
 }

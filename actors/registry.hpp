@@ -3,6 +3,8 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "actors/lock_actor.hpp"
@@ -18,12 +20,21 @@ struct registry_state {
     std::string name;
     caf::actor_addr actor;
     uint64_t seen = 0;
+    /// The actor keeps only a lease nobody waits for: retired, it leaves a kept lease.
+    bool held = false;
+    uint64_t grant_id = 0; // the held lease's grant here (lock_state::grant_id)
   };
   lock_context_ptr ctx;
   lister_actor lister;
-  /// Idle reports, oldest first (at most ctx->idle_kept): the actors to retire first. A report
-  /// of an actor that was used again since is stale and skipped.
-  std::deque<idle_report> idle;
+  /// Idle reports, oldest first: the actors to retire first. An actor reports after every call
+  /// that leaves it idle (also after a grant: it then keeps only the lease), so only its latest
+  /// report counts (`latest`); the others, like one of an actor used again since, are stale
+  /// and skipped. At most ctx->idle_kept actors have a report here.
+  std::deque<std::pair<idle_report, uint64_t>> idle; // with its number
+  /// The number of each actor's latest report in `idle`.
+  std::unordered_map<caf::actor_addr, uint64_t> latest;
+  uint64_t reports = 0; // numbers the reports
+
   static inline const char* name = "fencelock.registry";
 };
 
@@ -36,7 +47,10 @@ struct registry_state {
 /// and by the front end, through ctx.locks), i.e. nothing is in flight to it. Otherwise the report
 /// is stale and ignored. Up to ctx.idle_kept idle actors are kept for their next request (a name
 /// used again soon, as most are, costs no spawn and no load); the oldest are retired beyond that,
-/// and first when max-locks needs a place.
+/// and first when max-locks needs a place. An actor whose lease is held but that has nothing
+/// else to do retires the same way and leaves its place as a *kept lease* (lock_directory.hpp):
+/// the next call for the lock, or the lease's expiry (the watchdog sends expiries here), spawns
+/// a new actor, which loads the lease from the store. Kept leases are never evicted.
 registry_actor::behavior_type registry_impl(registry_actor::stateful_pointer<registry_state> self,
                                             lock_context ctx, lister_actor lister,
                                             std::vector<std::string> held);

@@ -43,11 +43,12 @@ void schedule_next(self_ptr self) {
     schedule_tick(self, st.timers.begin()->first);
 }
 
-void remove_timer(self_ptr self, caf::actor_id id) {
+void remove_timer(self_ptr self, std::string_view name) {
   auto& st = self->state;
-  if (auto i = st.by_lock.find(id); i != st.by_lock.end()) {
-    st.timers.erase(i->second);
-    st.by_lock.erase(i);
+  if (auto i = st.by_lock.find(name); i != st.by_lock.end()) {
+    auto pos = i->second;
+    st.by_lock.erase(i); // first: its key views the timer's name
+    st.timers.erase(pos);
   }
 }
 
@@ -87,21 +88,19 @@ watchdog_actor::behavior_type watchdog_impl(self_ptr self, std::shared_ptr<stall
       observe_stall(self, self->clock().now());
       self->delayed_send(self, self->state.stalls.heartbeat, heartbeat_atom_v);
     },
-    [=](arm_atom, lock_actor& lock, uint64_t token, int64_t deadline_ns) {
+    [=](route_atom, registry_actor& registry) { self->state.registry = std::move(registry); },
+    [=](arm_atom, std::string& name, uint64_t token, int64_t deadline_ns) {
       auto& st = self->state;
-      auto id = lock.id();
-      remove_timer(self, id);
-      auto pos = st.timers.emplace(
-        from_ns(deadline_ns),
-        watchdog_state::timer{caf::actor_cast<caf::weak_actor_ptr>(lock), id, token});
-      st.by_lock.emplace(id, pos);
+      remove_timer(self, name);
+      auto pos = st.timers.emplace(from_ns(deadline_ns), watchdog_state::timer{std::move(name), token});
+      st.by_lock.emplace(pos->second.name, pos);
       schedule_next(self);
     },
-    [=](disarm_atom, const lock_actor& lock, uint64_t token) {
+    [=](disarm_atom, const std::string& name, uint64_t token) {
       auto& st = self->state;
-      auto i = st.by_lock.find(lock.id());
+      auto i = st.by_lock.find(name);
       if (i != st.by_lock.end() && i->second->second.token == token)
-        remove_timer(self, lock.id());
+        remove_timer(self, name);
     },
     [=](tick_atom) {
       auto& st = self->state;
@@ -118,10 +117,11 @@ watchdog_actor::behavior_type watchdog_impl(self_ptr self, std::shared_ptr<stall
           return;
         }
         auto& t = st.timers.begin()->second;
-        // Expiry goes ahead of ordinary requests in the lock's mailbox.
-        if (auto lock = caf::actor_cast<lock_actor>(t.lock.lock()))
-          self->send<caf::message_priority::high>(lock, expire_atom_v, t.token);
-        st.by_lock.erase(t.id);
+        st.by_lock.erase(t.name);
+        // Expiry goes ahead of ordinary requests, at the registry and in the lock's mailbox.
+        if (st.registry)
+          self->send<caf::message_priority::high>(st.registry, expire_atom_v, std::move(t.name),
+                                                  t.token);
         st.timers.erase(st.timers.begin());
         ++sent;
       }

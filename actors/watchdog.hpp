@@ -4,10 +4,11 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include <caf/actor_clock.hpp>
-#include <caf/actor_control_block.hpp>
 
 #include "actors/interfaces.hpp"
 #include "actors/stall.hpp"
@@ -32,14 +33,16 @@ struct watchdog_state {
   watchdog_state() = default;
 
   struct timer {
-    /// Weak: a timer never keeps a lock actor alive.
-    caf::weak_actor_ptr lock;
-    caf::actor_id id = 0;
+    std::string name;
     uint64_t token = 0;
   };
   using queue = std::multimap<caf::actor_clock::time_point, timer>;
-  queue timers;                                               // by deadline
-  std::unordered_map<caf::actor_id, queue::iterator> by_lock; // one timer per lock
+  queue timers; // by deadline
+  /// One timer per lock, by name (a view of the timer's own name: map nodes do not move).
+  std::unordered_map<std::string_view, queue::iterator> by_lock;
+  /// Where expiries go: the registry finds the lock's actor, or spawns one for a lease whose
+  /// actor retired (a held lease nobody waits for keeps no actor).
+  registry_actor registry;
   std::optional<caf::actor_clock::time_point> next_tick;      // earliest tick in flight
   expiry_pacing pacing;
   caf::actor_clock::time_point paced_until; // no tick before (a backlog)
@@ -50,11 +53,13 @@ struct watchdog_state {
   static inline const char* name = "fencelock.watchdog";
 };
 
-/// Sends each lock actor `(expire, token)` when its lease's deadline is reached. A lock has at
-/// most one timer: arming again (after a renewal) replaces it, and disarming (after a release)
-/// removes it. The lock actor ignores an expiry for a token that is no longer its lease or
-/// whose deadline moved, so a late timer is harmless. One delayed tick is in flight for the
-/// earliest deadline, not one per lease, and each tick sends at most `pacing.batch` expiries.
+/// Sends the registry `(expire, name, token)` when a lease's deadline is reached; the registry
+/// hands it to the lock's actor, spawning one if the lock's actor retired. A lock has at most
+/// one timer, by name: arming again (after a renewal, or by a new actor of the lock) replaces
+/// it, and disarming (after a release) removes it. The lock actor ignores an expiry for a token
+/// that is no longer its lease or whose deadline moved, so a late timer is harmless. One
+/// delayed tick is in flight for the earliest deadline, not one per lease, and each tick sends
+/// at most `pacing.batch` expiries.
 ///
 /// With a `window`, a heartbeat also watches for stalls of the process (actors/stall.hpp) and
 /// opens the window's grace before any expiry goes out after one; stalls are counted in

@@ -108,10 +108,11 @@ struct config {
   uint32_t shed_io_lag_ms = 500;
   /// Average store write round trip from which new acquires are shed too (0 = never).
   uint32_t shed_store_latency_ms = 1'000;
-  /// Lock actors (held locks, locks with requests in progress, idle ones kept) beyond which
+  /// Locks in use (held leases, locks with requests in progress, idle actors kept) beyond which
   /// requests that need a new one get 503 overloaded, once no idle one can give way: the memory
   /// bound on locks. 2^20: a million held leases fit with room for the requests around them
-  /// (about 3 KiB each, some 3 GiB at the bound: lower it on a small machine).
+  /// (with the embedded store about 1 KiB per held lease, some 1 GiB at the bound; with Redis
+  /// each keeps an actor, about 3 KiB: lower it on a small machine).
   uint32_t max_locks = 1'048'576;
   /// Idle lock actors (no lease, no waiter, nothing in progress) kept for their next request
   /// instead of retired at once, most recently idle first; within max-locks, which evicts them

@@ -28,6 +28,9 @@ FENCELOCK_ATOM(check, "flcheck");
 // Internal: registry <-> lock actor.
 FENCELOCK_ATOM(idle, "flidle");
 FENCELOCK_ATOM(retire, "flretire");
+/// The registry tells the watchdog where expiries go: to the registry, which finds the lock's
+/// actor (or spawns one for a held lease whose actor retired).
+FENCELOCK_ATOM(route, "flroute");
 /// A shared store's event source heard a lease start or end (on any instance).
 FENCELOCK_ATOM(heard, "flheard");
 /// A shared store's event source is back after an outage: every lock looks again.

@@ -185,6 +185,12 @@ public:
   /// Returns the number of live lock actors (the registry's count).
   std::size_t lock_actors();
 
+  /// Returns the number of locks in use: live lock actors and kept leases (what max-locks
+  /// bounds; actors/lock_directory.hpp).
+  std::size_t locks_in_use() const {
+    return actors.locks->size();
+  }
+
   /// Returns the number of running actors of the system.
   std::size_t running_actors() {
     return sys.registry().running();

@@ -44,8 +44,9 @@ int runs_of(actor_fixture& f, const registry_actor& who) {
 } // namespace
 
 TEST_CASE("a direct call reaches the lock's actor without the registry", "[actors]") {
-  actor_fixture f;
+  actor_fixture f; // idle actors, and actors that keep only a lease, are retired at once
   auto l = f.acquire("a", "alice", 1000)->value().value(); // spawned by the registry
+  auto bob = f.acquire("a", "bob", 1000, 10'000);           // a waiter keeps the actor running
   auto actor = f.actors.locks->route("a");
   REQUIRE(actor);
   auto renewed = call_direct<lease>(actor, renew_request{"a", "alice", l.token, 5000});
@@ -54,32 +55,38 @@ TEST_CASE("a direct call reaches the lock's actor without the registry", "[actor
   REQUIRE(renewed->value());
   CHECK(renewed->value()->token == l.token);
   CHECK(renewed->value()->ttl_ms == 5000);
-  // Both direct calls count as routed: once the release leaves it idle, the registry retires it.
+  // Both direct calls count as routed: once the release leaves bob's lease alone there, the
+  // registry retires the actor (the lease keeps its place).
   auto released = call_direct<bool>(f.actors.locks->route("a"),
                                     release_request{"a", "alice", l.token, false, false});
   f.run();
   REQUIRE(released->has_value());
   CHECK(released->value() == true);
+  REQUIRE(bob->has_value());
   CHECK(f.lock_actors() == 0);
+  CHECK(f.actors.locks->size() == 1);
 }
 
 TEST_CASE("an idle lock actor is not retired while a direct call is on its way", "[actors]") {
-  actor_fixture f; // idle actors are retired at once
+  actor_fixture f; // idle actors, and actors that keep only a lease, are retired at once
   auto l = f.acquire("a", "alice", 1000)->value().value();
-  auto actor = f.actors.locks->route("a"); // the front end looks the actor up...
+  auto bob = f.acquire("a", "bob", 1000, 10'000); // a waiter keeps the actor running
+  auto actor = f.actors.locks->route("a");         // the front end looks the actor up...
   REQUIRE(actor);
-  f.release("a", "alice", l.token); // ...the lock goes idle meanwhile, and reports so...
-  CHECK(f.lock_actors() == 1);      // ...but the registry knows a call is on its way
+  f.release("a", "alice", l.token); // ...bob is handed the lock and nobody waits: it reports...
+  REQUIRE(bob->has_value());
+  CHECK(f.lock_actors() == 1); // ...but the registry knows a call is on its way
   auto status = call_direct<lock_status>(actor, std::string{"a"});
   f.run();
   REQUIRE(status->has_value());
   REQUIRE(status->value());
-  CHECK_FALSE(status->value()->held);
-  CHECK(f.lock_actors() == 0); // retired once the call was handled
+  CHECK(status->value()->owner == "bob");
+  CHECK(f.lock_actors() == 0); // retired once the call was handled; bob's lease stays
+  CHECK(f.status("a").owner == "bob");
 }
 
 TEST_CASE("a direct call whose lock actor ended is answered, not lost", "[actors]") {
-  actor_fixture f;
+  actor_fixture f{nullptr, 100, 10, false, 1}; // the held lock's actor is kept
   auto l = f.acquire("a", "alice", 1000)->value().value();
   auto actor = f.actors.locks->route("a");
   REQUIRE(actor);

@@ -20,9 +20,10 @@ namespace {
 
 constexpr int quiet_locks = 200;
 
-/// A lab with `quiet_locks` held leases nobody waits for, and lock "w" held with a waiter.
+/// A lab with `quiet_locks` held leases nobody waits for, whose actors are kept (as the default
+/// keeps up to 1,024), and lock "w" held with a waiter.
 struct held_locks_lab : actor_fixture {
-  held_locks_lab() {
+  held_locks_lab() : actor_fixture(nullptr, 100, 10, false, 1024) {
     for (int i = 0; i < quiet_locks; ++i) {
       auto name = "q" + std::to_string(i);
       REQUIRE(acquire(name, "alice", 60'000)->value());
