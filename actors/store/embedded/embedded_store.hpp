@@ -32,7 +32,8 @@ struct embedded_settings {
   uint64_t fence_block = 10'000;
   /// How long a commit may run before the store reports itself not ready (a stalled disk).
   std::chrono::steady_clock::duration commit_stall_limit = std::chrono::seconds{5};
-  /// Whether the store actor gets a thread of its own (a store that blocks on I/O).
+  /// Whether the store actor gets a thread of its own (a store that blocks on I/O, with a
+  /// single scheduler worker: actors/store/factory.cpp).
   bool detached = true;
   /// Whether to watch for stalls of the process (the grace of actors/stall.hpp).
   bool watch_stalls = true;

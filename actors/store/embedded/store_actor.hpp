@@ -70,8 +70,8 @@ struct store_actor_state {
 /// Serves `store` to the other actors with group commit: writes that arrive while a commit runs
 /// are collected and made durable together by the next one, and each is acknowledged only after
 /// its commit returned and `table` has it. Commits that start or stop failing are reported to
-/// `reporter` and tracked in `health` (either may be null). Spawn it `detached` over a store
-/// that blocks on I/O (SQLite).
+/// `reporter` and tracked in `health` (either may be null). Over a store that blocks on I/O
+/// (SQLite), spawn it `detached` when the scheduler has a single worker (actors/store/factory.cpp).
 store_actor::behavior_type store_actor_impl(store_actor::stateful_pointer<store_actor_state> self,
                                             std::shared_ptr<lease_store> store,
                                             std::shared_ptr<lease_table> table,
