@@ -47,8 +47,8 @@ metrics::metrics()
                   .Add({})),
     lock_actors_(prometheus::BuildGauge()
                    .Name("fencelock_lock_actors")
-                   .Help("Lock actors alive: held locks and locks with requests in progress "
-                         "(bounded by max-locks)")
+                   .Help("Lock actors alive: locks with requests in progress or waiters, "
+                         "and idle ones kept (bounded by max-locks)")
                    .Register(registry_)
                    .Add({})),
     shed_(prometheus::BuildCounter()
