@@ -13,10 +13,11 @@
 //                       one write in flight at a time ──► next layer (TCP, or TLS over it)
 //
 // The layer is the only writer of the next layer, so Beast's own frames can never land inside
-// one of ours: each write_some of Beast's is taken whole, written at a frame boundary (ahead of
-// the data frames still queued, which RFC 6455 allows for control frames), and completed once
-// it is written. Data frames are never sent after a close frame because the session stops
-// queueing them when it starts closing, and drops what is still queued (discard_queued).
+// one of ours: each write_some of Beast's is taken whole, written at a frame boundary (after
+// the data frames queued before it), and completed once it is written. No data frame follows a
+// close frame: the session stops queueing them when it starts closing and drops what is still
+// queued (discard_queued), and once Beast writes a close of its own (a protocol error it
+// answers) the layer takes no more.
 
 #include <cstddef>
 #include <cstdint>
@@ -97,8 +98,8 @@ public:
   /// Queues `payload` as one text frame, after everything queued before it. It is written
   /// together with whatever else is queued once the handlers ready to run have run.
   void send_text(std::string_view payload) {
-    if (failed_)
-      return; // the connection is gone: nothing more goes out
+    if (failed_ || closed_)
+      return; // the connection is gone, or closing: nothing more goes out
     append_frame_header(queued_, 1, payload.size());
     queued_.append(payload);
     schedule_flush();
@@ -157,6 +158,8 @@ public:
     auto at = beast_bytes_.size();
     beast_bytes_.resize(at + size);
     boost::asio::buffer_copy(boost::asio::buffer(beast_bytes_.data() + at, size), buffers);
+    if (size > 0 && static_cast<unsigned char>(beast_bytes_[at]) == close_frame_start)
+      closed_ = true;
     beast_waiting_.emplace_back(size, std::forward<WriteHandler>(handler));
     schedule_flush();
   }
@@ -173,6 +176,10 @@ public:
 
 private:
   using beast_handler = boost::asio::any_completion_handler<void(error_code, std::size_t)>;
+
+  /// The first byte of a close frame: FIN and opcode 8 (RFC 6455, 5.5.1; control frames are
+  /// never fragmented). Beast writes every frame of its own in one write_some here.
+  static constexpr unsigned char close_frame_start = 0x88;
 
   struct beast_write {
     beast_write(std::size_t n, beast_handler h) : size(n), handler(std::move(h)) {
@@ -197,10 +204,10 @@ private:
     if (writing_ || failed_ || (queued_.empty() && beast_bytes_.empty()))
       return;
     writing_ = true;
-    // Beast's frames first: each is whole, so they fall between two of ours.
-    in_flight_.swap(beast_bytes_);
-    in_flight_.append(queued_);
-    queued_.clear();
+    // The data frames queued so far, then Beast's: each is whole, so they fall between frames.
+    in_flight_.swap(queued_);
+    in_flight_.append(beast_bytes_);
+    beast_bytes_.clear();
     completing_.swap(beast_waiting_);
     boost::asio::async_write(next_, boost::asio::buffer(in_flight_),
                              [this, keep = std::move(keep)](error_code ec, std::size_t) mutable {
@@ -244,6 +251,7 @@ private:
   std::vector<beast_write> completing_;    // Beast's writes in in_flight_
   bool writing_ = false;
   bool flush_posted_ = false;
+  bool closed_ = false; // Beast wrote a close frame: no data frame goes after it
   error_code failed_; // the error a write ended with: nothing is written after it
   std::weak_ptr<frames_listener> listener_;
 };

@@ -170,7 +170,8 @@ TEST_CASE("frame headers carry every payload length", "[unit][ws]") {
   }
 }
 
-TEST_CASE("a write of Beast's is taken whole, between frames, and completed once written",
+TEST_CASE("a write of Beast's is taken whole, after the frames before it, and completed once "
+          "written",
           "[unit][ws]") {
   asio::io_context io;
   coalescing_stream<recording_stream> s{recording_stream{io}};
@@ -192,8 +193,26 @@ TEST_CASE("a write of Beast's is taken whole, between frames, and completed once
   auto& writes = s.next_layer().writes;
   REQUIRE(writes.size() == 2);
   std::vector<int> opcodes;
-  CHECK(frames_in(writes[1], &opcodes) == std::vector<std::string>{"", "second"});
-  CHECK(opcodes == std::vector<int>{0x8a, 0x81}); // the control frame first, whole
+  CHECK(frames_in(writes[1], &opcodes) == std::vector<std::string>{"second", ""});
+  CHECK(opcodes == std::vector<int>{0x81, 0x8a}); // in order, the control frame whole
+}
+
+TEST_CASE("no data frame follows a close frame of Beast's", "[unit][ws]") {
+  asio::io_context io;
+  coalescing_stream<recording_stream> s{recording_stream{io}};
+  s.send_text("before");
+  error_code closed = asio::error::would_block;
+  s.async_write_some(asio::buffer(std::string_view{"\x88\x02\x03\xea", 4}), // 1002
+                     [&](error_code ec, std::size_t) { closed = ec; });
+  s.send_text("after"); // an answer that came in as Beast answered a protocol error
+  io.run();
+  CHECK_FALSE(closed);
+  std::string written;
+  for (const auto& w : s.next_layer().writes)
+    written += w;
+  std::vector<int> opcodes;
+  CHECK(frames_in(written, &opcodes) == std::vector<std::string>{"before", "\x03\xea"});
+  CHECK(opcodes == std::vector<int>{0x81, 0x88});
 }
 
 TEST_CASE("a failed write ends the stream: the listener hears it, Beast's writes fail too",
@@ -292,9 +311,8 @@ TEST_CASE("a Beast client reads the queued frames as messages, and is answered i
     got.push_back(beast::buffers_to_string(in.data()));
   });
   run_ready(io);
-  CHECK(ponged);
   REQUIRE(got.size() == 3);
-  CHECK(got[2] == "{\"n\":3}");
+  CHECK(got[2] == "{\"n\":3}"); // queued before the ping was read: the pong comes after it
 
   // The server's close reaches the client with its code.
   error_code closed = asio::error::would_block;
@@ -302,6 +320,7 @@ TEST_CASE("a Beast client reads the queued frames as messages, and is answered i
   error_code client_end;
   client.async_read(in, [&](error_code ec, std::size_t) { client_end = ec; });
   run_ready(io);
+  CHECK(ponged); // read on the way to the close
   CHECK(client_end == websocket::error::closed);
   CHECK(client.reason().code == websocket::close_code::going_away);
   CHECK_FALSE(closed);
