@@ -297,10 +297,20 @@ def render(rows, args):
     fallback = next((r["store_fallback"] for r in inproc_mem if r.get("store_fallback")), None)
     inproc_store = next((r["store"] for r in inproc_mem), None)
 
-    fsync = pick(rows, "fsync_baseline", target="fdatasync")
-    commit_rows = pick(rows, "fsync_baseline", target="sqlite_commit")
+    # Two sets of durable-write rounds: beside the hot lock's rounds (label "hot") and beside the
+    # durable single client's; each target is judged against the writes measured next to it.
+    def durable_writes(beside_hot):
+        def of(target):
+            xs = pick(rows, "fsync_baseline", target=target)
+            near = [r for r in xs if (r.get("label") == "hot") == beside_hot]
+            return near or xs
+        return of("fdatasync"), of("sqlite_commit")
+    fsync, commit_rows = durable_writes(False)
     fsync_us = med(fsync, "mean_us")
     commit_us = med(commit_rows, "mean_us")
+    hot_fsync, hot_commit_rows = durable_writes(True)
+    hot_fsync_us = med(hot_fsync, "mean_us")
+    hot_commit_us = med(hot_commit_rows, "mean_us")
     durable1 = [r for r in pick(rows, "inproc", store="embedded", clients=1)
                 if r.get("store_wanted") == "embedded"]
     durable1_rate = med(durable1, "per_s")
@@ -385,7 +395,7 @@ def render(rows, args):
                f"{num(cycle_us)} µs per cycle", f"SQLite commit {num(commit_us)} µs",
                f"+{num(extra)} µs" if extra is not None else "—", "≤ +100 µs",
                None if extra is None else extra <= 100)
-    bound = None if commit_us is None else 1e6 / (commit_us + 100)
+    bound = None if hot_commit_us is None else 1e6 / (hot_commit_us + 100)
     r6 = ratio(hot_rate, bound)
     rep.target("One hot lock, durable: grants/s", f"{num(hot_rate)} grants/s",
                f"1 / (commit + 100 µs) = {num(bound)}/s", num(r6, 2), "≥ 1",
@@ -491,12 +501,13 @@ def render(rows, args):
     w("`fencelock_loader hot --clients 16` — 16 WebSocket clients queue for one lock with "
       "`waitMs`; each releases the moment it is granted and queues again once the release is "
       "answered, so 15 wait at all times. Hand-off: from the holder's release leaving the loader "
-      "to the next holder's `granted` arriving (one loader thread, one clock). Beside it, what "
-      "one durable write costs on the same disk in this run (`baseline_fsync`).\n")
+      "to the next holder's `granted` arriving (one loader thread, one clock). Before each round, "
+      "what one durable write costs on the same disk at that moment (`baseline_fsync`); the "
+      "bound uses these rounds.\n")
     hrows = []
-    for r in hot:
+    for i, r in enumerate(hot):  # one loader run per round, each beside its durable writes
         h = r.get("handoff", {})
-        hrows.append([r.get("round"), num(r.get("grants_per_s")), ms(h.get("p50_us")),
+        hrows.append([i, num(r.get("grants_per_s")), ms(h.get("p50_us")),
                       ms(h.get("p99_us")), ms(h.get("p999_us")), ms(h.get("max_us")),
                       num(r.get("jain"), 4), r.get("starved"), num(r.get("longest_wait_ms"), 1),
                       num(r.get("server_cpu"), 2), num(r.get("errors"))])
@@ -506,11 +517,11 @@ def render(rows, args):
              "longest wait (ms)", "server CPU", "errors"], hrows))
     w("")
     w(table(["durable write on /tmp", "mean (µs)", "p50 (µs)", "p99 (µs)", "per second"],
-            [["fdatasync of 512 bytes", num(fsync_us), num(lat(fsync, "p50_us")),
-              num(lat(fsync, "p99_us")), num(med(fsync, "per_s"))],
-             ["SQLite WAL commit of one row (synchronous=FULL)", num(commit_us),
-              num(lat(commit_rows, "p50_us")), num(lat(commit_rows, "p99_us")),
-              num(med(commit_rows, "per_s"))],
+            [["fdatasync of 512 bytes", num(hot_fsync_us), num(lat(hot_fsync, "p50_us")),
+              num(lat(hot_fsync, "p99_us")), num(med(hot_fsync, "per_s"))],
+             ["SQLite WAL commit of one row (synchronous=FULL)", num(hot_commit_us),
+              num(lat(hot_commit_rows, "p50_us")), num(lat(hot_commit_rows, "p99_us")),
+              num(med(hot_commit_rows, "per_s"))],
              ["bound: 1 / (commit + 100 µs)", "", "", "", num(bound)]]))
     w("")
     png = plot_handoff(args.assets, list(handoff_buckets.items()), notes)
