@@ -20,6 +20,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -29,9 +30,9 @@
 #include <boost/json/object.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "common/batched_sink.hpp"
 #include "common/log.hpp"
 #include "common/redis_url.hpp"
 #include "config/load.hpp"
@@ -63,15 +64,17 @@ std::vector<std::string> environment() {
   return out;
 }
 
+// How long an info or debug line may wait on stdout to share one write with others.
+constexpr std::chrono::milliseconds log_batch_delay{50};
+
 /// Creates the "fencelock" logger: every line is rendered already (common/log.hpp), so the
 /// pattern is the bare message. It becomes the default logger, which common/log writes to.
+/// Warn and error lines are written at once; the others in batches (common/batched_sink.hpp).
 std::shared_ptr<spdlog::logger> make_logger(const std::string& level) {
-  auto log = std::make_shared<spdlog::logger>("fencelock",
-                                              std::make_shared<spdlog::sinks::stdout_sink_mt>());
+  auto sink = std::make_shared<batched_fd_sink>(STDOUT_FILENO, log_batch_delay);
+  auto log = std::make_shared<spdlog::logger>("fencelock", std::move(sink));
   log->set_pattern("%v");
   log->set_level(spdlog::level::from_str(level)); // validated by the loader
-  // stdout is a pipe under a supervisor or a test: flush every line that matters at once.
-  log->flush_on(spdlog::level::info);
   spdlog::register_logger(log);
   spdlog::set_default_logger(log);
   return log;
@@ -224,6 +227,7 @@ int serve(const std::vector<std::string>& args) {
                       {"tls", *tls != nullptr},
                       {"store", redis::redacted_text(cfg.store)},
                       {"data_dir", cfg.data_dir}}));
+  log->flush(); // whoever waits for the port reads it now
 
   if ((*auth)->enabled()) {
     log->info(log_line(log_level::info, "auth_enabled", {{"principals", (*auth)->size()}}));
