@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <type_traits>
 
 #include <boost/json/serialize.hpp>
+#include <boost/json/serializer.hpp>
 #include <spdlog/spdlog.h>
 
 namespace fencelock {
@@ -70,6 +72,54 @@ std::string render_text(const boost::json::object& line) {
   return out;
 }
 
+/// Appends `x` (a value, or a string_view as a JSON string) to `out` as JSON, through one
+/// serializer per thread, whose buffers are reused.
+template <class T>
+void append_json(std::string& out, const T& x) {
+  thread_local boost::json::serializer sr;
+  if constexpr (std::is_same_v<T, boost::json::value>)
+    sr.reset(&x);
+  else
+    sr.reset(boost::json::string_view{x});
+  char buf[256];
+  while (!sr.done())
+    out.append(sr.read(buf, sizeof buf));
+}
+
+/// Renders {"ts", "level", "event", ...fields} as JSON straight into the line: what
+/// serialize() makes of the object log_line() builds for text, without building it (a line is
+/// written per operation). A field named ts, level or event replaces that value in place.
+std::string json_line(std::string_view ts, log_level level, std::string_view event,
+                      const boost::json::object& fields) {
+  std::string out;
+  out.reserve(64 + 48 * fields.size());
+  auto head = [&](std::string_view key, std::string_view fallback) {
+    out += '"';
+    out += key;
+    out += "\":";
+    if (const auto* v = fields.if_contains(key))
+      append_json(out, *v);
+    else
+      append_json(out, fallback);
+  };
+  out += '{';
+  head("ts", ts);
+  out += ',';
+  head("level", to_string(level));
+  out += ',';
+  head("event", event);
+  for (const auto& [key, value] : fields) {
+    if (key == "ts" || key == "level" || key == "event")
+      continue;
+    out += ',';
+    append_json(out, key);
+    out += ':';
+    append_json(out, value);
+  }
+  out += '}';
+  return out;
+}
+
 } // namespace
 
 std::string_view to_string(log_level x) noexcept {
@@ -109,6 +159,8 @@ std::string render_log_line(const boost::json::object& line) {
 }
 
 std::string log_line(log_level level, std::string_view event, const boost::json::object& fields) {
+  if (current_format.load() == log_format::json)
+    return json_line(iso_timestamp(), level, event, fields);
   boost::json::object line;
   line["ts"] = iso_timestamp();
   line["level"] = to_string(level);

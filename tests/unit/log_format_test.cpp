@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <vector>
+
 #include <boost/json/parse.hpp>
 
 #include "common/log.hpp"
@@ -41,4 +44,35 @@ TEST_CASE("the text format leads with ts, level and event, then key=value pairs"
   set_log_format(log_format::text);
   CHECK(render_log_line(sample_line())
         == R"(2026-11-29T21:04:05.123Z info op op=acquire owner="worker 1" token=42 outcome=ok)");
+}
+
+TEST_CASE("a JSON log line holds ts, level and event, then the fields in their order") {
+  format_guard guard;
+  set_log_format(log_format::json);
+  auto text = log_line(log_level::warn, "op",
+                       {{"op", "acquire"}, {"owner", "worker \"1\"\n"}, {"token", 42}, {"ok", true}});
+  CHECK(text.find('\n') == std::string::npos); // one line, whatever the values hold
+  auto line = boost::json::parse(text).as_object();
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : line)
+    keys.emplace_back(key);
+  CHECK(keys == std::vector<std::string>{"ts", "level", "event", "op", "owner", "token", "ok"});
+  auto ts = line["ts"].as_string();
+  CHECK(ts.size() == 24); // 2026-11-29T21:04:05.123Z
+  CHECK(ts.back() == 'Z');
+  CHECK(line["level"] == "warn");
+  CHECK(line["event"] == "op");
+  CHECK(line["owner"] == "worker \"1\"\n");
+  CHECK(line["token"] == 42);
+  CHECK(line["ok"] == true);
+}
+
+TEST_CASE("a field named like a head field replaces its value in place") {
+  format_guard guard;
+  set_log_format(log_format::json);
+  auto line = boost::json::parse(log_line(log_level::info, "op", {{"event", "other"}, {"n", 1}}))
+                .as_object();
+  CHECK(line.size() == 4);
+  CHECK(line["event"] == "other");
+  CHECK(line["n"] == 1);
 }
