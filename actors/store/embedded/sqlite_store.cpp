@@ -139,6 +139,11 @@ sqlite_store::open(const std::string& data_dir, const std::string& boot_id, int6
         "coalesce((SELECT max(last_token) + 1 FROM locks), 0), 1)",
         &self->floor_))
     return err;
+  for (auto [sql, stmt] : {std::pair{"BEGIN IMMEDIATE", &self->begin_},
+                           std::pair{"COMMIT", &self->commit_},
+                           std::pair{"ROLLBACK", &self->rollback_}})
+    if (auto err = self->prepare(sql, stmt))
+      return err;
   if (auto err = self->adopt_boot(boot_id, now_ns))
     return err;
   return self;
@@ -225,7 +230,7 @@ caf::error sqlite_store::adopt_boot(const std::string& boot_id, int64_t now_ns) 
 }
 
 sqlite_store::~sqlite_store() {
-  for (auto* stmt : {upsert_, set_meta_, all_, floor_, prune_})
+  for (auto* stmt : {upsert_, set_meta_, all_, floor_, prune_, begin_, commit_, rollback_})
     sqlite3_finalize(stmt);
   if (db_)
     sqlite3_close(db_);
@@ -265,12 +270,20 @@ caf::expected<std::vector<stored_lock>> sqlite_store::load_all() {
   return result;
 }
 
+caf::error sqlite_store::step_once(sqlite3_stmt* stmt, const char* what) {
+  stmt_guard guard{stmt};
+  if (sqlite3_step(stmt) != SQLITE_DONE)
+    return fail(what);
+  return caf::none;
+}
+
 caf::error sqlite_store::commit(const store_batch& batch) {
-  if (auto err = exec("BEGIN IMMEDIATE"))
+  if (auto err = step_once(begin_, "begin"))
     return err;
+  // The error is read before the rollback, which would reset it to "not an error".
   auto rollback = [this](const char* what) {
     auto err = fail(what);
-    exec("ROLLBACK");
+    step_once(rollback_, "rollback");
     return err;
   };
   for (const auto& x : batch.locks) {
@@ -304,8 +317,13 @@ caf::error sqlite_store::commit(const store_batch& batch) {
     if (sqlite3_step(prune_) != SQLITE_DONE)
       return rollback("prune released records");
   }
-  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
-    return rollback("commit");
+  if (sqlite3_step(commit_) != SQLITE_DONE) {
+    auto err = fail("commit");
+    sqlite3_reset(commit_);
+    step_once(rollback_, "rollback");
+    return err;
+  }
+  sqlite3_reset(commit_);
   return caf::none;
 }
 

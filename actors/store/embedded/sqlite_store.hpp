@@ -33,6 +33,7 @@ public:
 private:
   sqlite_store() = default;
   caf::error exec(const char* sql);
+  caf::error step_once(sqlite3_stmt* stmt, const char* what);
   caf::error prepare(const char* sql, sqlite3_stmt** out);
   caf::error fail(const char* what);
   caf::error adopt_boot(const std::string& boot_id, int64_t now_ns);
@@ -46,6 +47,10 @@ private:
   sqlite3_stmt* all_ = nullptr;
   sqlite3_stmt* floor_ = nullptr;
   sqlite3_stmt* prune_ = nullptr;
+  // Every commit's own statements, prepared once instead of parsed each time.
+  sqlite3_stmt* begin_ = nullptr;
+  sqlite3_stmt* commit_ = nullptr;
+  sqlite3_stmt* rollback_ = nullptr;
 };
 
 /// Returns this boot's id (/proc/sys/kernel/random/boot_id), or "" when unknown.
