@@ -97,6 +97,18 @@ metrics::metrics()
                           "included), in seconds")
                     .Register(registry_)
                     .Add({}, duration_buckets())),
+    commits_(prometheus::BuildHistogram()
+               .Name("fencelock_store_commit_seconds")
+               .Help("One group commit of the embedded store, fsync included, in seconds")
+               .Register(registry_)
+               .Add({}, duration_buckets())),
+    commit_writes_(prometheus::BuildHistogram()
+                     .Name("fencelock_store_commit_writes")
+                     .Help("Writes made durable together by one group commit of the embedded "
+                           "store")
+                     .Register(registry_)
+                     .Add({}, prometheus::Histogram::BucketBoundaries{1, 2, 4, 8, 16, 32, 64, 128,
+                                                                      256, 512, 1024})),
     mailbox_depth_(prometheus::BuildHistogram()
                      .Name("fencelock_lock_mailbox_depth")
                      .Help("Messages waiting in a lock actor's mailbox when it took up a client "
@@ -179,6 +191,11 @@ void metrics::record_wait(std::chrono::steady_clock::duration waited) {
 void metrics::record_store_write(std::chrono::steady_clock::duration elapsed) {
   store_writes_.Observe(std::chrono::duration<double>(elapsed).count());
   store_latency_.add(elapsed, std::chrono::steady_clock::now());
+}
+
+void metrics::record_commit(std::chrono::steady_clock::duration took, std::size_t writes) {
+  commits_.Observe(std::chrono::duration<double>(took).count());
+  commit_writes_.Observe(static_cast<double>(writes));
 }
 
 double metrics::store_write_average_ms() const {

@@ -62,6 +62,9 @@ public:
   /// Records one lease write's round trip to the store (queueing and group commit included).
   void record_store_write(std::chrono::steady_clock::duration elapsed);
 
+  /// Records one group commit of the embedded store: its duration and how many writes it held.
+  void record_commit(std::chrono::steady_clock::duration took, std::size_t writes);
+
   /// Returns the running average of the store's write round trips in ms, fading by half every
   /// second without a write (0 when none finished for 5 s): the signal that sheds new acquires
   /// while the store is slow.
@@ -101,6 +104,8 @@ private:
   prometheus::Gauge& io_lag_;
   prometheus::Histogram& wait_;
   prometheus::Histogram& store_writes_;
+  prometheus::Histogram& commits_;
+  prometheus::Histogram& commit_writes_;
   prometheus::Histogram& mailbox_depth_;
   prometheus::Counter& stalls_;
   prometheus::Counter& deferred_expiries_;

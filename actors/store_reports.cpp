@@ -15,6 +15,10 @@ public:
     stats_->record_store_write(elapsed);
   }
 
+  void commit_done(std::chrono::steady_clock::duration took, std::size_t writes) override {
+    stats_->record_commit(took, writes);
+  }
+
   void locks_held(int64_t n) override {
     stats_->set_locks_held(n);
   }

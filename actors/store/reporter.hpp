@@ -4,6 +4,7 @@
 // metrics and log lines, so that stores know neither.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -20,6 +21,10 @@ public:
   /// Records one lease write's round trip to the store (queueing and commit included); the
   /// average sheds new acquires while the store is slow. Any thread.
   virtual void write_took(std::chrono::steady_clock::duration elapsed) = 0;
+
+  /// Records one group commit of the embedded store: how long it took (the fsync included) and
+  /// how many writes it made durable together. Any thread; other stores never call it.
+  virtual void commit_done(std::chrono::steady_clock::duration took, std::size_t writes) = 0;
 
   /// Sets the number of leases held in the store, as its event source counts them. Any thread.
   virtual void locks_held(int64_t n) = 0;

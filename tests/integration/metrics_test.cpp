@@ -127,6 +127,13 @@ TEST_CASE("metrics_count_waits_store_writes_sessions_and_load", "[integration]")
   CHECK(sample(text, "fencelock_lock_wait_seconds_count") == 1.0);
   // The grant, then the release and bob's grant in one hand-off: two lease writes, each timed.
   CHECK(sample(text, "fencelock_store_write_seconds_count") == 2.0);
+  // Those writes, and the fence issuer's reservations, went out in group commits.
+  auto commits = sample(text, "fencelock_store_commit_seconds_count");
+  auto committed = sample(text, "fencelock_store_commit_writes_sum");
+  CHECK(commits >= 1.0);
+  CHECK(committed >= 2.0);
+  CHECK(committed >= commits);
+  CHECK(sample(text, "fencelock_store_commit_writes_count") == commits);
   // Every request a lock actor took up (acquire, status, release, ...) was measured.
   CHECK(has_line(text, "# TYPE fencelock_lock_mailbox_depth histogram"));
   CHECK(sample(text, "fencelock_lock_mailbox_depth_count") >= 4.0);

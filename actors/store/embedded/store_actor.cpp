@@ -110,7 +110,10 @@ store_actor::behavior_type store_actor_impl(self_ptr self, std::shared_ptr<lease
       auto err = commit(*s.store, batch);
       if (s.health)
         s.health->running_since_ns = 0;
-      report_stall(self, std::chrono::steady_clock::now() - began);
+      auto took = std::chrono::steady_clock::now() - began;
+      report_stall(self, took);
+      if (s.reporter)
+        s.reporter->commit_done(took, waiting.size());
       if (!err)
         s.table->apply(batch); // before any answer: whoever hears "done" reads it there
       track_health(self, err);
