@@ -347,9 +347,11 @@ void http_session::start_call(service_call call, std::string waiting_as) {
   phase_ = phase::calling;
   // A waiting acquire may take up to wait_max_ms: the service, not a timer, ends the call.
   stream_.next_layer().expires_never();
+  bool may_wait = false;
   if (auto* acquire = std::get_if<acquire_request>(&call)) {
     acquire->request_id = ctx_->svc().next_request_id();
     acquire_ = pending_acquire{acquire->name, acquire->request_id};
+    may_wait = acquire->wait_ms > 0;
   }
   dispatch(ctx_->svc(), std::move(call), call_context{request_id_, principal_},
            [self = shared_from_this(), waiting_as = std::move(waiting_as)](reply r) {
@@ -357,7 +359,13 @@ void http_session::start_call(service_call call, std::string waiting_as) {
                self->ctx_->limits().end_waiting(waiting_as);
              self->post_reply(std::move(r));
            });
-  do_watch_client();
+  // Only a waiting acquire can stay unanswered for long: watch its client, so that a waiter who
+  // leaves is withdrawn at once. Any other call is answered within its deadline, and an acquire
+  // granted to a client who left meanwhile is undone when its answer comes (on_reply). Not
+  // watching spares each such call a read, its cancellation and one more completion before the
+  // response goes out.
+  if (may_wait)
+    do_watch_client();
 }
 
 void http_session::post_reply(reply r) {
