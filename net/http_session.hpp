@@ -41,7 +41,8 @@ namespace fencelock::net {
 /// Serves the requests of one connection, one at a time.
 class http_session : public std::enable_shared_from_this<http_session> {
 public:
-  /// Takes over an accepted `socket`, whose executor must be a strand of its own.
+  /// Takes over an accepted `socket`, whose executor must be a strand of its own (or the
+  /// io_context's, when a single thread runs it).
   http_session(boost::asio::ip::tcp::socket&& socket, std::shared_ptr<server_context> ctx);
 
   /// Starts reading requests; call once, from any thread.
