@@ -2,8 +2,6 @@
 
 #include "fencelock/owner.hpp"
 
-#include <boost/json/object.hpp>
-
 #include "common/log.hpp"
 #include "fencelock/errc.hpp"
 
@@ -23,20 +21,19 @@ void log_operation(const op_event& ev, const caf::error& err) {
     return;
   auto latency = std::chrono::duration_cast<std::chrono::microseconds>(
     std::chrono::steady_clock::now() - ev.started);
-  boost::json::object fields;
-  fields["op"] = ev.op;
-  fields["request_id"] = ev.request_id;
+  // Written field by field: one line per operation, so no object is built for it.
+  log_line_builder line{log_level::info, "op"};
+  line.add("op", ev.op).add("request_id", ev.request_id);
   if (!ev.lock.empty())
-    fields["lock"] = ev.lock;
+    line.add("lock", ev.lock);
   if (!ev.owner.empty())
-    fields["owner"] = owner_label(ev.owner);
+    line.add("owner", owner_label(ev.owner));
   if (auto who = !ev.principal.empty() ? ev.principal : owner_principal(ev.owner); !who.empty())
-    fields["principal"] = who;
+    line.add("principal", who);
   if (ev.token != 0)
-    fields["token"] = ev.token;
-  fields["outcome"] = outcome_of(err);
-  fields["latency_us"] = latency.count();
-  log_event(log_level::info, "op", fields);
+    line.add("token", ev.token);
+  line.add("outcome", outcome_of(err)).add("latency_us", latency.count());
+  log_rendered(log_level::info, line.finish());
 }
 
 } // namespace fencelock

@@ -72,6 +72,47 @@ std::string render_text(const boost::json::object& line) {
   return out;
 }
 
+/// Appends `x` to `out` as a JSON string.
+void append_quoted(std::string& out, std::string_view x) {
+  out += '"';
+  for (char ch : x) {
+    auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      default:
+        if (c < 0x20) {
+          constexpr const char* hex = "0123456789abcdef";
+          out += "\\u00";
+          out += hex[c >> 4];
+          out += hex[c & 0xf];
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+}
+
 /// Appends `x` (a value, or a string_view as a JSON string) to `out` as JSON, through one
 /// serializer per thread, whose buffers are reused.
 template <class T>
@@ -144,13 +185,27 @@ std::string iso_timestamp() {
   using namespace std::chrono;
   auto now = system_clock::now();
   auto secs = system_clock::to_time_t(now);
-  auto ms = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  auto n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buf + n, sizeof(buf) - n, ".%03dZ", static_cast<int>(ms));
-  return buf;
+  auto ms = static_cast<int>(duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000);
+  // The date and time to the second, formatted once per second and thread: a line is written
+  // per operation, and gmtime_r with strftime cost more than the rest of the line.
+  thread_local std::time_t cached_secs = -1;
+  thread_local char cached[24];
+  thread_local std::size_t cached_len = 0;
+  if (secs != cached_secs) {
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    cached_len = std::strftime(cached, sizeof(cached), "%Y-%m-%dT%H:%M:%S", &tm);
+    cached_secs = secs;
+  }
+  std::string out;
+  out.reserve(cached_len + 5);
+  out.append(cached, cached_len);
+  out += '.';
+  out += static_cast<char>('0' + ms / 100);
+  out += static_cast<char>('0' + ms / 10 % 10);
+  out += static_cast<char>('0' + ms % 10);
+  out += 'Z';
+  return out;
 }
 
 std::string render_log_line(const boost::json::object& line) {
@@ -168,6 +223,63 @@ std::string log_line(log_level level, std::string_view event, const boost::json:
   for (const auto& [key, value] : fields)
     line[key] = value;
   return render_log_line(line);
+}
+
+log_line_builder::log_line_builder(log_level level, std::string_view event)
+  : json_(current_format.load() == log_format::json) {
+  line_.reserve(224);
+  auto ts = iso_timestamp();
+  if (json_) {
+    line_ += R"({"ts":")";
+    line_ += ts;
+    line_ += R"(","level":")";
+    line_ += to_string(level);
+    line_ += R"(","event":)";
+    append_quoted(line_, event);
+  } else {
+    line_ += ts;
+    line_ += ' ';
+    line_ += to_string(level);
+    line_ += ' ';
+    if (bare(event))
+      line_ += event;
+    else
+      append_quoted(line_, event);
+  }
+}
+
+void log_line_builder::begin_field(std::string_view key) {
+  if (json_) {
+    line_ += ',';
+    append_quoted(line_, key);
+    line_ += ':';
+  } else {
+    line_ += ' ';
+    line_ += key;
+    line_ += '=';
+  }
+}
+
+log_line_builder& log_line_builder::add(std::string_view key, std::string_view value) {
+  begin_field(key);
+  if (!json_ && bare(value))
+    line_ += value;
+  else
+    append_quoted(line_, value);
+  return *this;
+}
+
+std::string log_line_builder::finish() {
+  if (json_)
+    line_ += '}';
+  return std::move(line_);
+}
+
+void log_rendered(log_level level, std::string line) {
+  auto& log = logger();
+  auto spd = spdlog_level(level);
+  if (log.should_log(spd))
+    log.log(spd, "{}", line);
 }
 
 bool log_enabled(log_level level) {

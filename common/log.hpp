@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include <boost/json/object.hpp>
 
@@ -35,6 +36,38 @@ std::string render_log_line(const boost::json::object& line);
 /// Returns the line {"ts": now, "level", "event", ...fields} rendered in the configured format:
 /// the one renderer behind every log line.
 std::string log_line(log_level level, std::string_view event, const boost::json::object& fields);
+
+/// Builds one log line field by field in the configured format: the line log_line() renders for
+/// the same fields, without building an object first. For the events written per operation.
+class log_line_builder {
+public:
+  /// Begins the line {"ts": now, "level", "event"}.
+  log_line_builder(log_level level, std::string_view event);
+
+  /// Adds a text field.
+  log_line_builder& add(std::string_view key, std::string_view value);
+
+  /// Adds a number field.
+  template <class Int, std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, bool>,
+                                        int> = 0>
+  log_line_builder& add(std::string_view key, Int value) {
+    begin_field(key);
+    line_ += std::to_string(value);
+    return *this;
+  }
+
+  /// Returns the finished line; call once, last.
+  std::string finish();
+
+private:
+  void begin_field(std::string_view key);
+
+  std::string line_;
+  bool json_;
+};
+
+/// Writes `line`, rendered by log_line_builder, at `level` when that level is enabled.
+void log_rendered(log_level level, std::string line);
 
 /// Returns whether a line at `level` would be written now.
 bool log_enabled(log_level level);

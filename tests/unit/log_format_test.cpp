@@ -76,3 +76,42 @@ TEST_CASE("a field named like a head field replaces its value in place") {
   CHECK(line["event"] == "other");
   CHECK(line["n"] == 1);
 }
+
+namespace {
+
+// The same fields through the builder and through log_line, with the timestamps set aside.
+void check_builder_matches(log_format format) {
+  format_guard guard;
+  set_log_format(format);
+  std::string tricky = "a \"quoted\" \\ back\tslash\n\x01 \xc3\xa9";
+  auto built = log_line_builder{log_level::info, "op"}
+                 .add("op", "acquire")
+                 .add("owner", tricky)
+                 .add("plain", "worker-1")
+                 .add("empty", "")
+                 .add("token", uint64_t{18446744073709551615u})
+                 .add("latency_us", int64_t{-3})
+                 .finish();
+  auto rendered = log_line(log_level::info, "op",
+                           {{"op", "acquire"},
+                            {"owner", tricky},
+                            {"plain", "worker-1"},
+                            {"empty", ""},
+                            {"token", uint64_t{18446744073709551615u}},
+                            {"latency_us", int64_t{-3}}});
+  // Both begin with the timestamp (after {"ts":" in JSON), 24 characters that may differ.
+  auto ts_at = format == log_format::json ? std::string_view{R"({"ts":")"}.size() : 0;
+  REQUIRE(built.size() == rendered.size());
+  CHECK(built.substr(0, ts_at) == rendered.substr(0, ts_at));
+  CHECK(built.substr(ts_at + 24) == rendered.substr(ts_at + 24));
+}
+
+} // namespace
+
+TEST_CASE("the line builder writes what log_line renders, in JSON") {
+  check_builder_matches(log_format::json);
+}
+
+TEST_CASE("the line builder writes what log_line renders, as text") {
+  check_builder_matches(log_format::text);
+}
