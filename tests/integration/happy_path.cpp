@@ -15,6 +15,7 @@
 #include "support/server_process.hpp"
 #include "support/store_under_test.hpp"
 #include "support/temp_dir.hpp"
+#include "support/ws_client.hpp"
 
 using namespace fencelock::test;
 using namespace std::chrono_literals;
@@ -377,4 +378,59 @@ TEST_CASE("http_full_wait_queue_answers_429", "[integration]") {
   INFO("first waiter: " << (first_result ? first_result.response.describe() : first_result.what));
   REQUIRE(first_result);
   CHECK(require_lease(first_result.response).owner == "first");
+}
+
+TEST_CASE("http_and_websocket_are_served_over_several_io_threads", "[integration]") {
+  // With io-threads above 1 each connection runs on a strand of its own (net/http_server.cpp):
+  // concurrent clients, a waiter over HTTP and a holder over WebSocket all get their answers.
+  temp_dir dir;
+  server_process server{dir.str(), {"--io-threads", "3"}};
+  constexpr int clients = 4;
+  constexpr int cycles = 25;
+  std::vector<int> done(clients, 0);
+  {
+    std::vector<std::jthread> threads;
+    for (int c = 0; c < clients; ++c)
+      threads.emplace_back([&, c] {
+        lock_client api{server.port()};
+        auto name = "io:" + std::to_string(c);
+        uint64_t last = 0;
+        for (int i = 0; i < cycles; ++i) {
+          auto lease = lease_view::from(api.acquire(name, "client", 10'000, 0));
+          if (!lease || lease->token <= last)
+            return;
+          last = lease->token;
+          if (api.release(name, "client", last).status != 200)
+            return;
+          ++done[static_cast<size_t>(c)];
+        }
+      });
+  }
+  CHECK(done == std::vector<int>(clients, cycles));
+
+  ws_client holder{server.port()};
+  REQUIRE(holder.send({{"id", "a"}, {"op", "acquire"}, {"lock", "io:shared"}, {"owner", "ws"},
+                       {"ttlMs", 30'000}}));
+  auto granted = holder.answer_to("a", 30s);
+  REQUIRE(granted);
+  REQUIRE(granted->at("type") == "granted");
+  auto token = granted->at("result").at("token").to_number<uint64_t>();
+  http_result waited;
+  std::jthread waiter{[&] {
+    lock_client other{server.port()};
+    waited = other.try_acquire("io:shared", "http", 30'000, 30'000);
+  }};
+  lock_client api{server.port()};
+  REQUIRE(eventually([&] { return api.status_of("io:shared").waiters == 1u; }, 10s));
+  REQUIRE(holder.send({{"id", "r"}, {"op", "release"}, {"lock", "io:shared"}, {"owner", "ws"},
+                       {"token", token}}));
+  auto released = holder.answer_to("r", 30s);
+  REQUIRE(released);
+  CHECK(released->at("result").at("released") == true);
+  waiter.join();
+  REQUIRE(waited);
+  auto next = lease_view::from(waited.response);
+  REQUIRE(next);
+  CHECK(next->owner == "http");
+  CHECK(next->token > token);
 }
