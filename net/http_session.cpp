@@ -14,13 +14,13 @@
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "common/log.hpp"
 #include "net/dashboard.hpp"
 #include "net/error_mapping.hpp"
+#include "net/response_bytes.hpp"
 #include "net/ws_session.hpp"
 
 namespace fencelock::net {
@@ -483,7 +483,8 @@ void http_session::do_write() {
   phase_ = phase::writing;
   // A client that takes longer than the idle limit to accept a response is as good as gone.
   stream_.next_layer().expires_after(milliseconds{ctx_->cfg().header_timeout_ms});
-  http::async_write(stream_, res_,
+  serialize_response(res_, wire_);
+  asio::async_write(stream_, asio::buffer(wire_),
                     beast::bind_front_handler(&http_session::on_write, shared_from_this()));
 }
 

@@ -134,6 +134,8 @@ private:
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   boost::beast::http::response<boost::beast::http::string_body> res_;
+  /// The bytes of res_ being written (net/response_bytes.hpp).
+  std::string wire_;
   std::string peer_;
   phase phase_ = phase::reading;
   /// Whether an async_read_some watching the client is in flight.
