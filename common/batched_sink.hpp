@@ -1,10 +1,10 @@
 #pragma once
 
 // The server's log sink: lines go to a file descriptor (stdout) in batches instead of one
-// write(2) each. Under load one line per operation is logged; writing each on its own cost the
-// server a fifth of its throughput (docs/benchmarks.md). A line at warn or above is written at
-// once, with every line before it; other lines at most `delay` after they were logged, or as
-// soon as a batch grows large.
+// write(2) each. Under load one line per operation is logged, and a write per line took 3.5 % of
+// the server's samples at 64 HTTP connections. A line at warn or above is written at once, with
+// every line before it; other lines at most `delay` after they were logged, or as soon as a batch
+// grows large.
 
 #include <chrono>
 #include <condition_variable>

@@ -4,10 +4,8 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <type_traits>
 
 #include <boost/json/serialize.hpp>
-#include <boost/json/serializer.hpp>
 #include <spdlog/spdlog.h>
 
 namespace fencelock {
@@ -113,54 +111,6 @@ void append_quoted(std::string& out, std::string_view x) {
   out += '"';
 }
 
-/// Appends `x` (a value, or a string_view as a JSON string) to `out` as JSON, through one
-/// serializer per thread, whose buffers are reused.
-template <class T>
-void append_json(std::string& out, const T& x) {
-  thread_local boost::json::serializer sr;
-  if constexpr (std::is_same_v<T, boost::json::value>)
-    sr.reset(&x);
-  else
-    sr.reset(boost::json::string_view{x});
-  char buf[256];
-  while (!sr.done())
-    out.append(sr.read(buf, sizeof buf));
-}
-
-/// Renders {"ts", "level", "event", ...fields} as JSON straight into the line: what
-/// serialize() makes of the object log_line() builds for text, without building it (a line is
-/// written per operation). A field named ts, level or event replaces that value in place.
-std::string json_line(std::string_view ts, log_level level, std::string_view event,
-                      const boost::json::object& fields) {
-  std::string out;
-  out.reserve(64 + 48 * fields.size());
-  auto head = [&](std::string_view key, std::string_view fallback) {
-    out += '"';
-    out += key;
-    out += "\":";
-    if (const auto* v = fields.if_contains(key))
-      append_json(out, *v);
-    else
-      append_json(out, fallback);
-  };
-  out += '{';
-  head("ts", ts);
-  out += ',';
-  head("level", to_string(level));
-  out += ',';
-  head("event", event);
-  for (const auto& [key, value] : fields) {
-    if (key == "ts" || key == "level" || key == "event")
-      continue;
-    out += ',';
-    append_json(out, key);
-    out += ':';
-    append_json(out, value);
-  }
-  out += '}';
-  return out;
-}
-
 } // namespace
 
 std::string_view to_string(log_level x) noexcept {
@@ -214,8 +164,13 @@ std::string render_log_line(const boost::json::object& line) {
 }
 
 std::string log_line(log_level level, std::string_view event, const boost::json::object& fields) {
-  if (current_format.load() == log_format::json)
-    return json_line(iso_timestamp(), level, event, fields);
+  if (!fields.contains("ts") && !fields.contains("level") && !fields.contains("event")) {
+    log_line_builder line{level, event};
+    for (const auto& [key, value] : fields)
+      line.add_value(key, value);
+    return line.finish();
+  }
+  // A field replaces a head value in place, as it does in an object.
   boost::json::object line;
   line["ts"] = iso_timestamp();
   line["level"] = to_string(level);
@@ -266,6 +221,15 @@ log_line_builder& log_line_builder::add(std::string_view key, std::string_view v
     line_ += value;
   else
     append_quoted(line_, value);
+  return *this;
+}
+
+log_line_builder& log_line_builder::add_value(std::string_view key,
+                                              const boost::json::value& value) {
+  if (value.is_string())
+    return add(key, std::string_view{value.get_string()});
+  begin_field(key);
+  line_ += boost::json::serialize(value);
   return *this;
 }
 

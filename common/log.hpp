@@ -37,8 +37,9 @@ std::string render_log_line(const boost::json::object& line);
 /// the one renderer behind every log line.
 std::string log_line(log_level level, std::string_view event, const boost::json::object& fields);
 
-/// Builds one log line field by field in the configured format: the line log_line() renders for
-/// the same fields, without building an object first. For the events written per operation.
+/// Builds one log line field by field in the configured format: the line render_log_line()
+/// makes of {"ts", "level", "event", ...fields}, without building that object. log_line() uses
+/// it; the op event, written per operation, builds its line with it directly.
 class log_line_builder {
 public:
   /// Begins the line {"ts": now, "level", "event"}.
@@ -47,9 +48,12 @@ public:
   /// Adds a text field.
   log_line_builder& add(std::string_view key, std::string_view value);
 
+  /// Adds a field of any JSON value (strings as add() writes them).
+  log_line_builder& add_value(std::string_view key, const boost::json::value& value);
+
   /// Adds a number field.
-  template <class Int, std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, bool>,
-                                        int> = 0>
+  template <class Int,
+            std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, bool>, int> = 0>
   log_line_builder& add(std::string_view key, Int value) {
     begin_field(key);
     line_ += std::to_string(value);

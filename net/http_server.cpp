@@ -196,12 +196,9 @@ void http_server::impl::do_accept() {
   // Over several I/O threads each connection gets a strand of its own. One thread runs one
   // handler at a time anyway: there a strand would only add its mutex and the reference counts
   // of its copies to every completion (~9 % of the I/O thread under load).
-  if (ctx->cfg().io_threads > 1)
-    acceptor.async_accept(asio::make_strand(ctx->ioc()),
-                          beast::bind_front_handler(&impl::on_accept, this));
-  else
-    acceptor.async_accept(ctx->ioc().get_executor(),
-                          beast::bind_front_handler(&impl::on_accept, this));
+  auto executor = ctx->cfg().io_threads > 1 ? asio::any_io_executor{asio::make_strand(ctx->ioc())}
+                                            : asio::any_io_executor{ctx->ioc().get_executor()};
+  acceptor.async_accept(executor, beast::bind_front_handler(&impl::on_accept, this));
 }
 
 void http_server::impl::on_accept(error_code ec, tcp::socket socket) {

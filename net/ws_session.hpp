@@ -37,9 +37,9 @@ namespace fencelock::net {
 class ws_session : public std::enable_shared_from_this<ws_session>, public frames_listener {
 public:
   /// Takes over the stream of an HTTP connection whose request was a WebSocket upgrade; its
-  /// executor must be a strand of its own (or the io_context's, when a single thread runs it). `credential` is the hash of the bearer token the
-  /// upgrade carried, if any; `certificate_name` the subject CN of the client's verified
-  /// certificate (mutual TLS), if any.
+  /// executor must be a strand of its own (or the io_context's, when a single thread runs it).
+  /// `credential` is the hash of the bearer token the upgrade carried, if any;
+  /// `certificate_name` the subject CN of the client's verified certificate (mutual TLS), if any.
   ws_session(flex_stream&& stream, std::shared_ptr<server_context> ctx, std::string peer,
              std::optional<token_hash> credential = std::nullopt,
              std::string certificate_name = {});

@@ -49,8 +49,9 @@ TEST_CASE("the text format leads with ts, level and event, then key=value pairs"
 TEST_CASE("a JSON log line holds ts, level and event, then the fields in their order") {
   format_guard guard;
   set_log_format(log_format::json);
-  auto text = log_line(log_level::warn, "op",
-                       {{"op", "acquire"}, {"owner", "worker \"1\"\n"}, {"token", 42}, {"ok", true}});
+  auto text =
+    log_line(log_level::warn, "op",
+             {{"op", "acquire"}, {"owner", "worker \"1\"\n"}, {"token", 42}, {"ok", true}});
   CHECK(text.find('\n') == std::string::npos); // one line, whatever the values hold
   auto line = boost::json::parse(text).as_object();
   std::vector<std::string> keys;
@@ -70,8 +71,8 @@ TEST_CASE("a JSON log line holds ts, level and event, then the fields in their o
 TEST_CASE("a field named like a head field replaces its value in place") {
   format_guard guard;
   set_log_format(log_format::json);
-  auto line = boost::json::parse(log_line(log_level::info, "op", {{"event", "other"}, {"n", 1}}))
-                .as_object();
+  auto line =
+    boost::json::parse(log_line(log_level::info, "op", {{"event", "other"}, {"n", 1}})).as_object();
   CHECK(line.size() == 4);
   CHECK(line["event"] == "other");
   CHECK(line["n"] == 1);
@@ -79,7 +80,8 @@ TEST_CASE("a field named like a head field replaces its value in place") {
 
 namespace {
 
-// The same fields through the builder and through log_line, with the timestamps set aside.
+// The same fields through the builder and through the object renderer, with the timestamps set
+// aside.
 void check_builder_matches(log_format format) {
   format_guard guard;
   set_log_format(format);
@@ -91,14 +93,22 @@ void check_builder_matches(log_format format) {
                  .add("empty", "")
                  .add("token", uint64_t{18446744073709551615u})
                  .add("latency_us", int64_t{-3})
+                 .add_value("flag", true)
+                 .add_value("nothing", nullptr)
+                 .add_value("quoted", boost::json::value(tricky))
                  .finish();
-  auto rendered = log_line(log_level::info, "op",
-                           {{"op", "acquire"},
-                            {"owner", tricky},
-                            {"plain", "worker-1"},
-                            {"empty", ""},
-                            {"token", uint64_t{18446744073709551615u}},
-                            {"latency_us", int64_t{-3}}});
+  auto rendered = render_log_line({{"ts", "2026-11-29T21:04:05.123Z"},
+                                   {"level", "info"},
+                                   {"event", "op"},
+                                   {"op", "acquire"},
+                                   {"owner", tricky},
+                                   {"plain", "worker-1"},
+                                   {"empty", ""},
+                                   {"token", uint64_t{18446744073709551615u}},
+                                   {"latency_us", int64_t{-3}},
+                                   {"flag", true},
+                                   {"nothing", nullptr},
+                                   {"quoted", tricky}});
   // Both begin with the timestamp (after {"ts":" in JSON), 24 characters that may differ.
   auto ts_at = format == log_format::json ? std::string_view{R"({"ts":")"}.size() : 0;
   REQUIRE(built.size() == rendered.size());
@@ -108,10 +118,10 @@ void check_builder_matches(log_format format) {
 
 } // namespace
 
-TEST_CASE("the line builder writes what log_line renders, in JSON") {
+TEST_CASE("the line builder writes what the object renderer writes, in JSON") {
   check_builder_matches(log_format::json);
 }
 
-TEST_CASE("the line builder writes what log_line renders, as text") {
+TEST_CASE("the line builder writes what the object renderer writes, as text") {
   check_builder_matches(log_format::text);
 }

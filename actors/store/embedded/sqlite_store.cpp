@@ -317,13 +317,10 @@ caf::error sqlite_store::commit(const store_batch& batch) {
     if (sqlite3_step(prune_) != SQLITE_DONE)
       return rollback("prune released records");
   }
-  if (sqlite3_step(commit_) != SQLITE_DONE) {
-    auto err = fail("commit");
-    sqlite3_reset(commit_);
+  if (auto err = step_once(commit_, "commit")) {
     step_once(rollback_, "rollback");
     return err;
   }
-  sqlite3_reset(commit_);
   return caf::none;
 }
 
