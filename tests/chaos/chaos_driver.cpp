@@ -58,6 +58,7 @@
 #include <boost/json.hpp>
 
 #include "chaos/checker.hpp"
+#include "chaos/clock_watch.hpp"
 #include "chaos/history.hpp"
 #include "support/child_process.hpp"
 #include "support/free_port.hpp"
@@ -250,6 +251,7 @@ public:
 
   /// Runs the schedule; returns after the clients quit and the final recovery check.
   void run() {
+    clock_.emplace((history_ / "clock.jsonl").string());
     auto start = mono_ns();
     log_.append({{"op", "run"},
                  {"store", opts_.store},
@@ -636,6 +638,7 @@ private:
   std::vector<instance> instances_;
   std::optional<fenced_store> store_;
   std::vector<std::unique_ptr<child_process>> clients_;
+  std::optional<fencelock::chaos::clock_watch> clock_;
 };
 
 int run(options o) {

@@ -31,6 +31,9 @@ struct event {
   int64_t t0 = 0, t1 = 0;
   int64_t deadline = 0, prev_deadline = 0, check = 0;
   int64_t dead = 0, relaunch = 0; // redis_kill: reaped, relaunched
+  int64_t ttl = 0;                 // ms, of a grant
+  int64_t offset = 0;              // clock: CLOCK_REALTIME minus CLOCK_MONOTONIC, ns
+  int64_t since = 0;               // clock: the offset took hold within [since, t0]
   uint64_t token = 0, highest = 0, last_token = 0;
   bool held = false, paused = false, empty = false, newer_written = false, targeted = false;
   bool ok = false, has_last_token = false;
@@ -87,6 +90,9 @@ event parse_event(const json::object& o, std::string src, size_t line) {
   e.check = get_i64(o, "check");
   e.dead = get_i64(o, "dead");
   e.relaunch = get_i64(o, "relaunch");
+  e.ttl = get_i64(o, "ttl");
+  e.offset = get_i64(o, "offset");
+  e.since = o.contains("since") ? get_i64(o, "since") : e.t0;
   e.token = get_u64(o, "token");
   e.highest = get_u64(o, "highest");
   e.has_last_token = o.contains("last_token");
@@ -180,7 +186,43 @@ private:
       ++counts_[e.op + (e.op == "fault" ? ":" + e.kind : (e.res.empty() ? "" : ":" + e.res))];
       if (e.op == "fault")
         faults_.push_back(&e);
+      if (e.op == "clock")
+        clock_.push_back(&e); // sorted by t0 with events_
     }
+  }
+
+  // Redis judges deadlines on its host's wall clock, the clients on CLOCK_MONOTONIC, and the two
+  // need not move together (clock_watch.hpp). Returns when the store's clock ended a lease whose
+  // local deadline `deadline` was counted from `set_at`: where the wall clock reads what it read
+  // at `set_at` plus the TTL, by the offsets in clock.jsonl; never later than `deadline`, which
+  // ends the lease for its client anyway. The embedded store keeps CLOCK_MONOTONIC itself.
+  // Each offset is taken to hold from the earliest moment it can have (its `since`) to the
+  // next one's: a step is never placed later than it happened.
+  int64_t store_end(int64_t set_at, int64_t deadline) const {
+    if (store_ != "redis" || clock_.empty())
+      return deadline;
+    // The sample in force at set_at.
+    auto next = std::upper_bound(clock_.begin(), clock_.end(), set_at,
+                                 [](int64_t t, const event* c) { return t < c->since; });
+    size_t k = next == clock_.begin() ? 0 : static_cast<size_t>(next - clock_.begin()) - 1;
+    int64_t wall_deadline = deadline + clock_[k]->offset;
+    for (int64_t from = set_at; k < clock_.size() && from < deadline; ++k) {
+      int64_t to = k + 1 < clock_.size() ? clock_[k + 1]->since : INT64_MAX;
+      int64_t at = wall_deadline - clock_[k]->offset;
+      if (at < from)
+        return from; // the wall clock stepped past the deadline
+      if (at < to)
+        return std::min(at, deadline);
+      from = to;
+    }
+    return deadline;
+  }
+
+  // The store's end of lease `l` at local deadline `deadline`: a deadline is counted from the
+  // request that set it, TTL earlier (the clients renew with the grant's TTL).
+  int64_t store_end(const lease& l, int64_t deadline) const {
+    int64_t set_at = l.grant->ttl > 0 ? deadline - l.grant->ttl * 1'000'000 : l.grant->t0;
+    return store_end(set_at, deadline);
   }
 
   // Relative time in seconds with ms precision, for the report.
@@ -189,6 +231,15 @@ private:
     os.setf(std::ios::fixed);
     os.precision(3);
     os << (t >= run_.t0 ? "+" : "") << static_cast<double>(t - run_.t0) / 1e9 << "s";
+    return os.str();
+  }
+
+  // A duration in ns as milliseconds with µs precision, for the report.
+  static std::string ms_text(int64_t ns) {
+    std::ostringstream os;
+    os.setf(std::ios::fixed);
+    os.precision(3);
+    os << static_cast<double>(ns) / 1e6 << " ms";
     return os.str();
   }
 
@@ -306,7 +357,11 @@ private:
     // End of validity: the last confirmed deadline, cut short when the client sent its release
     // or heard that the lease was gone (lease_lost, a stale write).
     for (auto& l : leases_) {
-      l.end = l.deadline;
+      l.end = store_end(l, l.deadline);
+      if (l.end < l.deadline) {
+        ++ended_early_by_clock_;
+        most_early_by_clock_ = std::max(most_early_by_clock_, l.deadline - l.end);
+      }
       for (const auto* e : l.ops) {
         if (e->op == "release") {
           l.end = std::min(l.end, std::max(e->t0, l.grant->t1));
@@ -541,7 +596,7 @@ private:
           lost_by_design_ += e->res == "lost";
         continue;
       }
-      int64_t deadline = l.grant->deadline;
+      int64_t deadline = store_end(l, l.grant->deadline);
       for (const auto* e : l.ops) {
         if (e->op == "lost" && e->code != "deadline" && e->t0 < deadline)
           violation("durability",
@@ -558,7 +613,7 @@ private:
                       + ": an acknowledged lease ended early",
                     {l.grant, e});
         if (moves_deadline(*e))
-          deadline = std::max(deadline, e->deadline);
+          deadline = std::max(deadline, store_end(l, e->deadline));
       }
     }
     // Status probes taken right after a restart.
@@ -629,7 +684,7 @@ private:
        << " leases=" << leases_.size() << " (exempt after an empty Redis restart: " << exempt_
        << ") unreadable_lines=" << unreadable_ << "\n  operations:";
     for (const auto& [k, n] : counts_)
-      if (!k.starts_with("fault"))
+      if (!k.starts_with("fault") && k != "clock")
         os << " " << k << "=" << n;
     os << "\n  faults:";
     for (const auto& [k, n] : counts_)
@@ -644,6 +699,16 @@ private:
        << ", acknowledged releases they had to show released: " << probe_owed_released_
        << "\n  lease_lost answers or library losses for leases an empty Redis forgot: "
        << lost_by_design_ << "\n";
+    if (!clock_.empty()) {
+      auto [lo, hi] = std::minmax_element(clock_.begin(), clock_.end(),
+                                          [](const event* a, const event* b) {
+                                            return a->offset < b->offset;
+                                          });
+      os << "  wall clock against CLOCK_MONOTONIC: moved within " << ms_text((*hi)->offset - (*lo)->offset)
+         << " (" << clock_.size() << " samples); leases the store's clock ended before their "
+         << "local deadline: " << ended_early_by_clock_ << ", by up to "
+         << ms_text(most_early_by_clock_) << "\n";
+    }
     if (!by_property_.empty()) {
       os << "  violations by property:";
       for (const auto& [k, n] : by_property_)
@@ -655,6 +720,7 @@ private:
 
   std::vector<event> events_;
   std::vector<const event*> faults_;
+  std::vector<const event*> clock_; // "clock" lines, by time
   event run_;
   std::string store_;
   uint64_t seed_ = 0;
@@ -664,6 +730,8 @@ private:
   std::map<std::string, size_t> counts_;
   std::map<std::string, size_t> by_property_;
   std::ostringstream out_;
+  size_t ended_early_by_clock_ = 0;
+  int64_t most_early_by_clock_ = 0;
   size_t violations_ = 0, unreadable_ = 0, exempt_ = 0, late_writes_ = 0, late_rejected_ = 0;
   size_t late_frozen_ = 0, inside_outages_ = 0;
   size_t targeted_pauses_ = 0, stale_after_pause_checked_ = 0, stale_after_pause_rejected_ = 0;
