@@ -63,13 +63,16 @@ public:
     }
     // Free, or the lease ran out and its expiry is not written yet: end it with this grant.
     auto settled = rec_.holder;
-    grant(self, req, false, [settled, done](caf::expected<lease_record> next) {
-      if (!next)
-        return done(std::move(next.error()));
-      store_answer out{verdict::granted, *next, settled};
-      out.replaced = settled ? settled->token : 0;
-      done(std::move(out));
-    });
+    grant(self, req, false,
+          [settled = std::move(settled),
+           done = std::move(done)](caf::expected<lease_record> next) mutable {
+            if (!next)
+              return done(std::move(next.error()));
+            auto replaced = settled ? settled->token : 0;
+            store_answer out{verdict::granted, std::move(*next), std::move(settled)};
+            out.replaced = replaced;
+            done(std::move(out));
+          });
   }
 
   void renew(lock_self self, const renew_request& req, reply<store_answer> done) override {
@@ -144,9 +147,11 @@ private:
   void with_token(lock_self self, Then then) {
     if (auto token = env_->tokens->take())
       return then(*token);
+    // Both handlers need `then`; share it rather than copy what it captured.
+    auto shared = std::make_shared<Then>(std::move(then));
     self->request(env_->fence, caf::infinite, next_token_atom_v)
-      .await([then](uint64_t token) mutable { then(token); },
-             [then](caf::error& err) mutable { then(std::move(err)); });
+      .await([shared](uint64_t token) { (*shared)(token); },
+             [shared](caf::error& err) { (*shared)(std::move(err)); });
   }
 
   /*
@@ -156,30 +161,35 @@ private:
    */
   void replace_holder(lock_self self, const acquire_request& next, reply<hand_over_answer> done) {
     auto ended = *rec_.holder;
-    grant(self, next, true, [ended, done](caf::expected<lease_record> granted) {
-      if (!granted)
-        return done(std::move(granted.error()));
-      hand_over_answer out;
-      out.released = store_answer{verdict::ok, ended, std::nullopt};
-      out.granted = store_answer{verdict::granted, *granted, std::nullopt};
-      out.granted.replaced = ended.token;
-      done(std::move(out));
-    });
+    grant(self, next, true,
+          [ended = std::move(ended),
+           done = std::move(done)](caf::expected<lease_record> granted) mutable {
+            if (!granted)
+              return done(std::move(granted.error()));
+            hand_over_answer out;
+            auto replaced = ended.token;
+            out.released = store_answer{verdict::ok, std::move(ended), std::nullopt};
+            out.granted = store_answer{verdict::granted, std::move(*granted), std::nullopt};
+            out.granted.replaced = replaced;
+            done(std::move(out));
+          });
   }
 
   /// Makes `req.owner` the holder with a new token, in one write that replaces whatever lease
   /// the record held (`urgent` as for commit()); `then` gets the new lease, or the error.
   template <class Then>
   void grant(lock_self self, const acquire_request& req, bool urgent, Then then) {
-    with_token(self, [this, self, req, urgent, then](caf::expected<uint64_t> token) mutable {
+    with_token(self, [this, self, owner = req.owner, ttl_ms = req.ttl_ms, urgent,
+                      then = std::move(then)](caf::expected<uint64_t> token) mutable {
       if (!token)
         return then(caf::expected<lease_record>{std::move(token.error())});
-      auto next = make_lease(req.owner, *token, req.ttl_ms, self->clock().now(), env_->clock);
-      commit(self, next, urgent, [next, then](caf::error err) mutable {
-        if (err)
-          return then(caf::expected<lease_record>{std::move(err)});
-        then(caf::expected<lease_record>{next});
-      });
+      auto next = make_lease(std::move(owner), *token, ttl_ms, self->clock().now(), env_->clock);
+      commit(self, next, urgent,
+             [next, then = std::move(then)](caf::error err) mutable {
+               if (err)
+                 return then(caf::expected<lease_record>{std::move(err)});
+               then(caf::expected<lease_record>{std::move(next)});
+             });
     });
   }
 
@@ -188,21 +198,22 @@ private:
     auto next =
       make_lease(rec_.holder->owner, rec_.holder->token, ttl_ms, self->clock().now(), env_->clock);
     next.revision = rec_.holder->revision + 1;
-    commit(self, next, true, [next, done](caf::error err) {
+    commit(self, next, true, [next, done = std::move(done)](caf::error err) mutable {
       if (err)
         return done(std::move(err));
-      done(store_answer{verdict::ok, next, std::nullopt});
+      done(store_answer{verdict::ok, std::move(next), std::nullopt});
     });
   }
 
   /// Frees the lock; answers with the lease as it ended.
   void end(lock_self self, reply<store_answer> done) {
     auto ended = *rec_.holder;
-    commit(self, std::nullopt, true, [ended, done](caf::error err) {
-      if (err)
-        return done(std::move(err));
-      done(store_answer{verdict::ok, ended, std::nullopt});
-    });
+    commit(self, std::nullopt, true,
+           [ended = std::move(ended), done = std::move(done)](caf::error err) mutable {
+             if (err)
+               return done(std::move(err));
+             done(store_answer{verdict::ok, std::move(ended), std::nullopt});
+           });
   }
 
   /*
@@ -219,17 +230,24 @@ private:
    * calls too: actors/direct_call.hpp). It also spares CAF's
    * clock thread two wake-ups per write (one to arm the timeout, one when it fires).
    */
-  void commit(lock_self self, std::optional<lease_record> next, bool urgent,
-              std::function<void(caf::error)> then) {
+  template <class Then>
+  void commit(lock_self self, std::optional<lease_record> next, bool urgent, Then then) {
     auto record = rec_.to_stored(name_, next);
     auto sent = std::chrono::steady_clock::now();
-    auto on_written = [this, next, sent, then](bool) {
+    // What both handlers need, in one place: copying `then` would copy every continuation it
+    // carries (the lock actor's, with its request), several times over, on every write.
+    struct pending {
+      std::optional<lease_record> next;
+      Then then;
+    };
+    auto p = std::make_shared<pending>(pending{std::move(next), std::move(then)});
+    auto on_written = [this, p, sent](bool) {
       if (env_->reporter)
         env_->reporter->write_took(std::chrono::steady_clock::now() - sent);
-      rec_.apply(next);
-      then(caf::none);
+      rec_.apply(p->next);
+      p->then(caf::none);
     };
-    auto on_failed = [then](caf::error& err) { then(std::move(err)); };
+    auto on_failed = [p](caf::error& err) { p->then(std::move(err)); };
     if (urgent)
       self
         ->request<caf::message_priority::high>(env_->store, caf::infinite, put_atom_v,
