@@ -58,11 +58,9 @@ using fence_issuer_actor = caf::typed_actor<caf::replies_to<next_token_atom>::wi
 
 /// Owns the timers that end leases: one per lock name, whether its actor runs or retired.
 using watchdog_actor = caf::typed_actor<
-  /// Arms (or re-arms) the expiry of lease `token` of lock `name` at monotonic time
-  /// `deadline_ns`.
-  caf::reacts_to<arm_atom, std::string, uint64_t, int64_t>,
-  /// Disarms the expiry of lease `token` of lock `name` (released, or no longer watched).
-  caf::reacts_to<disarm_atom, std::string, uint64_t>,
+  /// A timer was armed in the watchdog's expiry_schedule earlier than any tick in flight: tick
+  /// at monotonic time `tick_ns`.
+  caf::reacts_to<arm_atom, int64_t>,
   /// Sends expiries to this registry from now on.
   caf::reacts_to<route_atom, registry_actor>,
   caf::reacts_to<tick_atom>,

@@ -95,8 +95,8 @@ void count_end(self_ptr self, lease_end_cause cause) {
     m->count_lease_end(cause);
 }
 
-/// Arms, moves or disarms the expiry at the watchdog so that it matches the lease the actor
-/// keeps: armed while the lease is watched or waited for, at its deadline.
+/// Arms, moves or disarms the expiry in the watchdog's schedule so that it matches the lease the
+/// actor keeps: armed while the lease is watched or waited for, at its deadline.
 void sync_timer(self_ptr self) {
   auto& st = self->state;
   auto& lk = st.lock;
@@ -106,9 +106,10 @@ void sync_timer(self_ptr self) {
       return;
     st.armed_token = lk.lease->token;
     st.armed_deadline = lk.lease->deadline;
-    self->send(st.ctx->watchdog, arm_atom_v, lk.name, st.armed_token, to_ns(st.armed_deadline));
+    if (auto tick = st.ctx->expiries->arm(lk.name, st.armed_token, st.armed_deadline))
+      self->send(st.ctx->watchdog, arm_atom_v, to_ns(*tick));
   } else if (st.armed_token != 0) {
-    self->send(st.ctx->watchdog, disarm_atom_v, lk.name, st.armed_token);
+    st.ctx->expiries->disarm(lk.name, st.armed_token);
     st.armed_token = 0;
   }
 }
@@ -734,7 +735,7 @@ lock_actor::behavior_type lock_actor_impl(self_ptr self, std::string name, lock_
       // the registry, which spawns the lock's next actor for it.
       if (!(kept && keeps_only_lease(self))) {
         if (s.armed_token != 0)
-          self->send(s.ctx->watchdog, disarm_atom_v, s.lock.name, s.armed_token);
+          s.ctx->expiries->disarm(s.lock.name, s.armed_token);
         if (kept) // the lease ended since the report (an expiry): nothing to keep
           self->send(s.ctx->registry, retire_atom_v, s.lock.name);
       }

@@ -14,6 +14,7 @@
 #include <caf/actor_clock.hpp>
 
 #include "actors/clock.hpp"
+#include "actors/expiry_schedule.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/lock_state.hpp"
 #include "actors/store/backend.hpp"
@@ -30,6 +31,8 @@ struct lock_context {
   /// Where changes are announced: the store's event source (null = nowhere, in unit tests).
   std::shared_ptr<change_announcer> announcer;
   watchdog_actor watchdog;
+  /// The watchdog's timers, armed and disarmed there directly (actors/expiry_schedule.hpp).
+  std::shared_ptr<expiry_schedule> expiries;
   registry_actor registry;
   /// Maps the actor clock to wall-clock time for event timestamps.
   clock_mapping clock;
@@ -63,7 +66,7 @@ struct lock_actor_state {
   lock_state lock;
   lock_context_ptr ctx;
   std::unique_ptr<lock_backend> backend;
-  /// The expiry armed at the watchdog (token 0 = none), so that it is armed and disarmed
+  /// The expiry armed in the watchdog's schedule (token 0 = none), so that it is armed and disarmed
   /// exactly when the lease the actor keeps asks for it.
   uint64_t armed_token = 0;
   caf::actor_clock::time_point armed_deadline;

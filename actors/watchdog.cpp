@@ -25,31 +25,17 @@ namespace {
 
 using self_ptr = watchdog_actor::stateful_pointer<watchdog_state>;
 
-void schedule_tick(self_ptr self, caf::actor_clock::time_point earliest) {
-  auto& st = self->state;
-  earliest = std::max(earliest, st.paced_until); // a backlog drains one slice at a time
-  if (st.next_tick && *st.next_tick <= earliest)
-    return;
-  st.next_tick = earliest;
-  auto delay = earliest - self->clock().now();
+// Sends the tick claimed for `at` (expiry_schedule::arm or next_tick).
+void tick_at(self_ptr self, caf::actor_clock::time_point at) {
+  auto delay = at - self->clock().now();
   if (delay < caf::actor_clock::duration_type::zero())
     delay = caf::actor_clock::duration_type::zero();
   self->delayed_send(self, delay, tick_atom_v);
 }
 
 void schedule_next(self_ptr self) {
-  auto& st = self->state;
-  if (!st.timers.empty())
-    schedule_tick(self, st.timers.begin()->first);
-}
-
-void remove_timer(self_ptr self, std::string_view name) {
-  auto& st = self->state;
-  if (auto i = st.by_lock.find(name); i != st.by_lock.end()) {
-    auto pos = i->second;
-    st.by_lock.erase(i); // first: its key views the timer's name
-    st.timers.erase(pos);
-  }
+  if (auto at = self->state.schedule->next_tick())
+    tick_at(self, *at);
 }
 
 // Notes a stall if the actor was not scheduled for longer than a stall takes, and opens the
@@ -70,10 +56,13 @@ void observe_stall(self_ptr self, caf::actor_clock::time_point now) {
 
 } // namespace
 
-watchdog_actor::behavior_type watchdog_impl(self_ptr self, std::shared_ptr<stall_window> window,
+watchdog_actor::behavior_type watchdog_impl(self_ptr self,
+                                            std::shared_ptr<expiry_schedule> schedule,
+                                            std::shared_ptr<stall_window> window,
                                             stall_settings settings, std::shared_ptr<metrics> stats,
                                             expiry_pacing pacing) {
   auto& init = self->state;
+  init.schedule = std::move(schedule);
   init.window = std::move(window);
   init.stalls = settings;
   init.metrics = std::move(stats);
@@ -89,42 +78,20 @@ watchdog_actor::behavior_type watchdog_impl(self_ptr self, std::shared_ptr<stall
       self->delayed_send(self, self->state.stalls.heartbeat, heartbeat_atom_v);
     },
     [=](route_atom, registry_actor& registry) { self->state.registry = std::move(registry); },
-    [=](arm_atom, std::string& name, uint64_t token, int64_t deadline_ns) {
-      auto& st = self->state;
-      remove_timer(self, name);
-      auto pos = st.timers.emplace(from_ns(deadline_ns), watchdog_state::timer{std::move(name), token});
-      st.by_lock.emplace(pos->second.name, pos);
-      schedule_next(self);
-    },
-    [=](disarm_atom, const std::string& name, uint64_t token) {
-      auto& st = self->state;
-      auto i = st.by_lock.find(name);
-      if (i != st.by_lock.end() && i->second->second.token == token)
-        remove_timer(self, name);
-    },
+    [=](arm_atom, int64_t tick_ns) { tick_at(self, from_ns(tick_ns)); },
     [=](tick_atom) {
       auto& st = self->state;
       auto now = self->clock().now();
       observe_stall(self, now); // a stall must be known before expiries go out after it
-      if (st.next_tick && *st.next_tick <= now)
-        st.next_tick.reset();
-      uint32_t sent = 0;
-      while (!st.timers.empty() && st.timers.begin()->first <= now) {
-        if (sent == st.pacing.batch) {
-          // The rest goes out in the next slice: renewals get their turn in between.
-          st.paced_until = now + st.pacing.interval;
-          schedule_next(self);
-          return;
-        }
-        auto& t = st.timers.begin()->second;
-        st.by_lock.erase(t.name);
+      st.schedule->ticked(now);
+      bool more = false;
+      for (auto& t : st.schedule->take_due(now, st.pacing.batch, more))
         // Expiry goes ahead of ordinary requests, at the registry and in the lock's mailbox.
         if (st.registry)
           self->send<caf::message_priority::high>(st.registry, expire_atom_v, std::move(t.name),
                                                   t.token);
-        st.timers.erase(st.timers.begin());
-        ++sent;
-      }
+      if (more) // the rest goes out in the next slice: renewals get their turn in between
+        st.schedule->pace_until(now + st.pacing.interval);
       schedule_next(self);
     },
   };

@@ -1,15 +1,13 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
-#include <unordered_map>
 
 #include <caf/actor_clock.hpp>
 
+#include "actors/expiry_schedule.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/stall.hpp"
 
@@ -32,20 +30,12 @@ struct watchdog_state {
   // Not an aggregate: CAF would otherwise try to build the state from the actor pointer.
   watchdog_state() = default;
 
-  struct timer {
-    std::string name;
-    uint64_t token = 0;
-  };
-  using queue = std::multimap<caf::actor_clock::time_point, timer>;
-  queue timers; // by deadline
-  /// One timer per lock, by name (a view of the timer's own name: map nodes do not move).
-  std::unordered_map<std::string_view, queue::iterator> by_lock;
+  /// The timers, armed and disarmed there by the lock actors.
+  std::shared_ptr<expiry_schedule> schedule;
   /// Where expiries go: the registry finds the lock's actor, or spawns one for a lease whose
   /// actor retired (a held lease nobody waits for keeps no actor).
   registry_actor registry;
-  std::optional<caf::actor_clock::time_point> next_tick;      // earliest tick in flight
   expiry_pacing pacing;
-  caf::actor_clock::time_point paced_until; // no tick before (a backlog)
   stall_settings stalls;
   std::shared_ptr<stall_window> window; // null = stalls are not watched
   std::shared_ptr<fencelock::metrics> metrics;
@@ -53,18 +43,20 @@ struct watchdog_state {
   static inline const char* name = "fencelock.watchdog";
 };
 
-/// Sends the registry `(expire, name, token)` when a lease's deadline is reached; the registry
-/// hands it to the lock's actor, spawning one if the lock's actor retired. A lock has at most
-/// one timer, by name: arming again (after a renewal, or by a new actor of the lock) replaces
-/// it, and disarming (after a release) removes it. The lock actor ignores an expiry for a token
-/// that is no longer its lease or whose deadline moved, so a late timer is harmless. One
-/// delayed tick is in flight for the earliest deadline, not one per lease, and each tick sends
-/// at most `pacing.batch` expiries.
+/// Sends the registry `(expire, name, token)` when a lease's deadline in `schedule` is reached;
+/// the registry hands it to the lock's actor, spawning one if the lock's actor retired. A lock
+/// has at most one timer, by name: arming again (after a renewal, or by a new actor of the
+/// lock) replaces it, and disarming (after a release) removes it. The lock actor ignores an
+/// expiry for a token that is no longer its lease or whose deadline moved, so a late timer is
+/// harmless. One delayed tick is in flight for the earliest deadline, not one per lease; whoever
+/// arms a timer earlier than that sends `(arm, tick_ns)` as expiry_schedule::arm says. Each
+/// tick sends at most `pacing.batch` expiries.
 ///
 /// With a `window`, a heartbeat also watches for stalls of the process (actors/stall.hpp) and
 /// opens the window's grace before any expiry goes out after one; stalls are counted in
 /// `stats` (null = not counted).
 watchdog_actor::behavior_type watchdog_impl(watchdog_actor::stateful_pointer<watchdog_state> self,
+                                            std::shared_ptr<expiry_schedule> schedule,
                                             std::shared_ptr<stall_window> window = nullptr,
                                             stall_settings settings = {},
                                             std::shared_ptr<metrics> stats = nullptr,

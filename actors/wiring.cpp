@@ -24,12 +24,14 @@ service_actors spawn_service_actors(caf::actor_system& sys, std::shared_ptr<stor
   stalls.grace = std::chrono::milliseconds{cfg.stall_grace_ms};
   service_actors result;
   result.store = store;
-  result.watchdog = sys.spawn(watchdog_impl, store->stalls(), stalls, links.stats,
+  result.expiries = std::make_shared<expiry_schedule>();
+  result.watchdog = sys.spawn(watchdog_impl, result.expiries, store->stalls(), stalls, links.stats,
                               expiry_pacing::per_second(cfg.max_expiries_per_second));
   lock_context ctx;
   ctx.store = store;
   ctx.announcer = store->announcer();
   ctx.watchdog = result.watchdog;
+  ctx.expiries = result.expiries;
   ctx.clock = clock;
   ctx.max_waiters = cfg.max_waiters_per_lock;
   ctx.max_waiters_total = cfg.max_waiters_total;

@@ -12,6 +12,7 @@
 #include <caf/actor_system.hpp>
 
 #include "actors/clock.hpp"
+#include "actors/expiry_schedule.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/lock_directory.hpp"
 #include "actors/store/backend.hpp"
@@ -25,6 +26,8 @@ class metrics;
 struct service_actors {
   std::shared_ptr<store_runtime> store;
   watchdog_actor watchdog;
+  /// The watchdog's timers, which the lock actors arm directly.
+  std::shared_ptr<expiry_schedule> expiries;
   registry_actor registry;
   /// The lock actors that run (the registry keeps it): direct calls go through it.
   std::shared_ptr<lock_directory> locks;

@@ -44,7 +44,6 @@ FENCELOCK_ATOM(watch, "flwatch");
 FENCELOCK_ATOM(expire, "flexpire");
 FENCELOCK_ATOM(wait_timeout, "flwaitto");
 FENCELOCK_ATOM(arm, "flarm");
-FENCELOCK_ATOM(disarm, "fldisarm");
 FENCELOCK_ATOM(tick, "fltick");
 FENCELOCK_ATOM(heartbeat, "flheartbt");
 /// The bridge's once-a-second look for calls past their deadline.

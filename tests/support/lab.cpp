@@ -242,6 +242,7 @@ lock_context_ptr lab::lock_ctx() const {
   ctx->store = runtime;
   ctx->announcer = runtime->announcer();
   ctx->watchdog = actors.watchdog;
+  ctx->expiries = actors.expiries;
   ctx->registry = registry;
   ctx->clock = clock;
   ctx->max_waiters = service_cfg.max_waiters_per_lock;

@@ -1,6 +1,7 @@
 // The watchdog on CAF's test coordinator, with a stand-in for the registry that records the
 // expiries it gets: timers fire at their deadline, by lock name, a disarmed one never does, arming
-// a lock again replaces its timer, and a mass expiry is paced.
+// a lock again replaces its timer, and a mass expiry is paced. The timers are armed in its
+// expiry_schedule, as the lock actors do, which asks for a tick only when none is in flight.
 
 #include <catch2/catch.hpp>
 
@@ -25,11 +26,12 @@ struct bench {
   caf::scheduler::test_coordinator& sched =
     dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   std::shared_ptr<std::vector<expiry>> expired = std::make_shared<std::vector<expiry>>();
+  std::shared_ptr<expiry_schedule> schedule = std::make_shared<expiry_schedule>();
   watchdog_actor watchdog;
   registry_actor registry;
 
   explicit bench(expiry_pacing pacing = {}) {
-    watchdog = sys.spawn(watchdog_impl, nullptr, stall_settings{}, nullptr, pacing);
+    watchdog = sys.spawn(watchdog_impl, schedule, nullptr, stall_settings{}, nullptr, pacing);
     registry = stand_in_registry();
     caf::anon_send(watchdog, route_atom_v, registry);
     run_until_idle(sched);
@@ -66,10 +68,15 @@ struct bench {
     });
   }
 
+  /// Arms as a lock actor does (sync_timer in lock_actor.cpp).
   void arm(const std::string& lock, uint64_t token, int64_t at_ms) {
-    caf::anon_send(watchdog, arm_atom_v, lock, token,
-                   to_ns(caf::actor_clock::time_point{std::chrono::milliseconds{at_ms}}));
+    if (auto tick = schedule->arm(lock, token, at(at_ms)))
+      caf::anon_send(watchdog, arm_atom_v, to_ns(*tick));
     run_until_idle(sched);
+  }
+
+  static caf::actor_clock::time_point at(int64_t ms) {
+    return caf::actor_clock::time_point{std::chrono::milliseconds{ms}};
   }
 
   void advance_to(int64_t ms) {
@@ -88,8 +95,8 @@ TEST_CASE("a timer fires at its deadline, by lock name, and a disarmed one never
   bench b;
   b.arm("a", 1, 1000);
   b.arm("c", 2, 1000);
-  caf::anon_send(b.watchdog, disarm_atom_v, std::string{"c"}, uint64_t{2});
-  caf::anon_send(b.watchdog, disarm_atom_v, std::string{"a"}, uint64_t{9}); // another token
+  b.schedule->disarm("c", 2);
+  b.schedule->disarm("a", 9); // another token
   b.advance_to(999);
   CHECK(b.expired->empty());
   b.advance_to(1000);
@@ -126,4 +133,31 @@ TEST_CASE("a mass expiry goes out in paced slices", "[watchdog]") {
   CHECK(b.expired->size() == 200);
   b.advance_to(1020);
   CHECK(b.expired->size() == 251);
+}
+
+TEST_CASE("only a timer earlier than the tick in flight asks the watchdog for a tick",
+          "[watchdog]") {
+  expiry_schedule s;
+  auto at = [](int64_t ms) { return caf::actor_clock::time_point{std::chrono::milliseconds{ms}}; };
+  CHECK(s.arm("a", 1, at(1000)) == at(1000)); // nothing in flight: tick then
+  CHECK(!s.arm("b", 1, at(2000)));            // the tick at 1000 comes first
+  CHECK(!s.arm("a", 1, at(3000)));            // moved later: the tick at 1000 finds nothing
+  CHECK(s.arm("c", 1, at(500)) == at(500));   // earlier: tick sooner
+  s.disarm("c", 1);
+  // The watchdog's tick at 500 finds nothing due and asks for the next one, for b at 2000.
+  s.ticked(at(500));
+  bool more = true;
+  CHECK(s.take_due(at(500), 100, more).empty());
+  CHECK(!more);
+  CHECK(s.next_tick() == at(2000));
+  CHECK(!s.next_tick()); // in flight already
+  CHECK(s.size() == 2);
+  // A backlog holds ticks back to its next slice.
+  s.pace_until(at(5000));
+  CHECK(s.arm("d", 1, at(2500)) == std::nullopt); // the tick at 2000 is in flight
+  s.ticked(at(2000));
+  auto due = s.take_due(at(2000), 100, more);
+  REQUIRE(due.size() == 1);
+  CHECK(due.front().name == "b");
+  CHECK(s.next_tick() == at(5000)); // not 2500: paced
 }
