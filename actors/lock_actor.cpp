@@ -139,7 +139,12 @@ void settle(self_ptr self) {
   if (!(lk.idle() || held) || st.idle_reported == st.seen)
     return;
   st.idle_reported = st.seen;
-  self->send(st.ctx->registry, idle_atom_v, lk.name, st.seen, held, held ? lk.grant_id : 0);
+  if (!st.ctx->locks)
+    return; // not in a directory (unit tests): nobody retires it
+  lock_directory::idle_report report{lk.name, self->address(), st.seen, held,
+                                     held ? lk.grant_id : 0};
+  if (st.ctx->locks->report_idle(std::move(report), st.ctx->idle_kept))
+    self->send(st.ctx->registry, idle_atom_v);
 }
 
 /// Settles when a handler returns, unless a backend call is still in flight.

@@ -1,5 +1,7 @@
 #include "actors/lock_directory.hpp"
 
+#include <algorithm>
+
 namespace fencelock {
 
 lock_actor lock_directory::route(const std::string& name) {
@@ -42,10 +44,40 @@ std::unordered_map<std::string, lock_directory::entry>::const_iterator lock_dire
   return i;
 }
 
-bool lock_directory::idle(const std::string& name, const caf::actor_addr& actor,
-                          uint64_t seen) const {
+bool lock_directory::report_idle(idle_report report, std::size_t kept) {
   std::lock_guard guard{mtx_};
-  return find_idle(name, actor, seen) != locks_.end();
+  if (find_idle(report.name, report.actor, report.seen) == locks_.end())
+    return false; // something is still on its way to that actor
+  auto number = ++reports_;
+  latest_.insert_or_assign(report.actor, number);
+  idle_.emplace_back(std::move(report), number);
+  // Stale reports are dropped once they outnumber the latest ones, so that an actor reporting
+  // again and again (a lease renewed often) cannot grow the queue.
+  if (idle_.size() > 2 * latest_.size() + 64)
+    std::erase_if(idle_, [&](const auto& x) {
+      auto i = latest_.find(x.first.actor);
+      return i == latest_.end() || i->second != x.second;
+    });
+  return latest_.size() > kept;
+}
+
+std::optional<lock_directory::idle_report> lock_directory::pop_idle() {
+  std::lock_guard guard{mtx_};
+  while (!idle_.empty()) {
+    auto [report, number] = std::move(idle_.front());
+    idle_.pop_front();
+    auto i = latest_.find(report.actor);
+    if (i == latest_.end() || i->second != number)
+      continue; // superseded by a later report of the same actor
+    latest_.erase(i);
+    return std::move(report);
+  }
+  return std::nullopt;
+}
+
+std::size_t lock_directory::idle_actors() const {
+  std::lock_guard guard{mtx_};
+  return latest_.size();
 }
 
 lock_actor lock_directory::take_if_idle(const std::string& name, const caf::actor_addr& actor,

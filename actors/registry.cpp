@@ -34,7 +34,7 @@ lock_actor spawn_lock(self_ptr self, const std::string& name, uint64_t routed,
 
 /// Retires the actor of `report` if the report still holds (a held lease stays as a kept
 /// lease); returns whether it did.
-bool retire_if_idle(self_ptr self, const registry_state::idle_report& report) {
+bool retire_if_idle(self_ptr self, const lock_directory::idle_report& report) {
   auto handle = self->state.ctx->locks->take_if_idle(report.name, report.actor, report.seen,
                                                      report.held, report.grant_id);
   if (!handle)
@@ -45,45 +45,21 @@ bool retire_if_idle(self_ptr self, const registry_state::idle_report& report) {
   return true;
 }
 
-/// Takes the oldest idle report; returns it if it is its actor's latest, else nothing.
-std::optional<registry_state::idle_report> pop_idle(self_ptr self) {
-  auto& st = self->state;
-  auto [report, number] = std::move(st.idle.front());
-  st.idle.pop_front();
-  auto i = st.latest.find(report.actor);
-  if (i == st.latest.end() || i->second != number)
-    return std::nullopt; // superseded by a later report of the same actor
-  st.latest.erase(i);
-  return std::move(report);
-}
-
 /// Retires idle actors, longest idle first, until one gave its place up; returns whether one
 /// did. (Actors of held leases retire on the way, but keep their places.)
 bool evict_idle(self_ptr self) {
-  while (!self->state.idle.empty()) {
-    auto report = pop_idle(self);
-    if (report && retire_if_idle(self, *report) && !report->held)
+  while (auto report = self->state.ctx->locks->pop_idle())
+    if (retire_if_idle(self, *report) && !report->held)
       return true;
-  }
   return false;
 }
 
-/// Keeps `report` for its actor's next request, retiring the longest idle beyond
-/// ctx->idle_kept actors. Stale reports are dropped once they outnumber the kept ones, so that
-/// an actor reporting again and again (a lease renewed often) cannot grow the queue.
-void keep_idle(self_ptr self, registry_state::idle_report report) {
-  auto& st = self->state;
-  auto number = ++st.reports;
-  st.latest.insert_or_assign(report.actor, number);
-  st.idle.emplace_back(std::move(report), number);
-  while (st.latest.size() > st.ctx->idle_kept)
-    if (auto oldest = pop_idle(self))
+/// Retires the longest idle actors beyond the ctx->idle_kept kept for their next request.
+void trim_idle(self_ptr self) {
+  auto& locks = *self->state.ctx->locks;
+  while (locks.idle_actors() > self->state.ctx->idle_kept)
+    if (auto oldest = locks.pop_idle())
       retire_if_idle(self, *oldest);
-  if (st.idle.size() > 2 * st.latest.size() + 64)
-    std::erase_if(st.idle, [&](const auto& x) {
-      auto i = st.latest.find(x.first.actor);
-      return i == st.latest.end() || i->second != x.second;
-    });
 }
 
 /// Stops every lock actor: with a message those waiting (they have answers to give) and those
@@ -242,19 +218,7 @@ registry_actor::behavior_type registry_impl(self_ptr self, lock_context ctx, lis
       if (self->state.ctx->locks->forget_kept(name))
         count_actors(self);
     },
-    [=](idle_atom, std::string& name, uint64_t seen, bool keeps_lease, uint64_t grant_id) {
-      auto& reg = self->state;
-      registry_state::idle_report report{std::move(name),
-                                         caf::actor_cast<caf::actor_addr>(self->current_sender()),
-                                         seen, keeps_lease, grant_id};
-      if (!reg.ctx->locks->idle(report.name, report.actor, report.seen))
-        return; // something is still on its way to that actor
-      if (reg.ctx->idle_kept == 0) {
-        retire_if_idle(self, report);
-        return;
-      }
-      keep_idle(self, std::move(report));
-    },
+    [=](idle_atom) { trim_idle(self); },
   };
 }
 

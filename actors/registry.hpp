@@ -1,10 +1,7 @@
 #pragma once
 
-#include <deque>
 #include <memory>
 #include <string>
-#include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "actors/lock_actor.hpp"
@@ -15,25 +12,8 @@ struct registry_state {
   // Not an aggregate: CAF would otherwise try to build the state from the actor pointer.
   registry_state() = default;
 
-  /// An idle report kept: the actor is still idle if nothing was routed to it since.
-  struct idle_report {
-    std::string name;
-    caf::actor_addr actor;
-    uint64_t seen = 0;
-    /// The actor keeps only a lease nobody waits for: retired, it leaves a kept lease.
-    bool held = false;
-    uint64_t grant_id = 0; // the held lease's grant here (lock_state::grant_id)
-  };
   lock_context_ptr ctx;
   lister_actor lister;
-  /// Idle reports, oldest first: the actors to retire first. An actor reports after every call
-  /// that leaves it idle (also after a grant: it then keeps only the lease), so only its latest
-  /// report counts (`latest`); the others, like one of an actor used again since, are stale
-  /// and skipped. At most ctx->idle_kept actors have a report here.
-  std::deque<std::pair<idle_report, uint64_t>> idle; // with its number
-  /// The number of each actor's latest report in `idle`.
-  std::unordered_map<caf::actor_addr, uint64_t> latest;
-  uint64_t reports = 0; // numbers the reports
 
   static inline const char* name = "fencelock.registry";
 };
@@ -42,10 +22,11 @@ struct registry_state {
 /// ctx.max_locks at once), and spawns at once the actors of the `held` locks so that their
 /// leases' expiry is armed after a restart. Lists go to `lister`.
 ///
-/// Retirement is race-free: a lock actor reports idle with the number of routed messages it has
-/// handled; the registry retires it only if that equals the number routed to it (by the registry
-/// and by the front end, through ctx.locks), i.e. nothing is in flight to it. Otherwise the report
-/// is stale and ignored. Up to ctx.idle_kept idle actors are kept for their next request (a name
+/// Retirement is race-free: a lock actor reports idle (in ctx.locks) with the number of routed
+/// messages it has handled; the registry retires it only if that equals the number routed to it
+/// (by the registry and by the front end, through ctx.locks), i.e. nothing is in flight to it.
+/// Otherwise the report is stale and ignored. A lock actor tells the registry (idle_atom) only
+/// when more actors are idle than are kept. Up to ctx.idle_kept idle actors are kept for their next request (a name
 /// used again soon, as most are, costs no spawn and no load); the oldest are retired beyond that,
 /// and first when max-locks needs a place. An actor whose lease is held but that has nothing
 /// else to do retires the same way and leaves its place as a *kept lease* (lock_directory.hpp):

@@ -26,10 +26,9 @@ using registry_actor = caf::typed_actor<
   /// Withdraws the waiting acquire `request_id` on lock `name`, and undoes its grant when the
   /// grant could not be delivered.
   caf::reacts_to<cancel_atom, std::string, uint64_t>,
-  /// Internal: a lock actor reports that it is idle after `seen` routed messages: nothing to
-  /// keep, or (`held`) only a lease nobody waits for, granted here to request `grant_id` (0 =
-  /// not here), which the lock's record keeps while the actor is retired.
-  caf::reacts_to<idle_atom, std::string, uint64_t, bool, uint64_t>,
+  /// Internal: more lock actors are idle than are kept (lock_directory::report_idle): retire
+  /// the longest idle.
+  caf::reacts_to<idle_atom>,
   /// Internal: a retired lock actor found that the lease it was kept for had ended meanwhile.
   caf::reacts_to<retire_atom, std::string>,
   /// Internal, from the watchdog: lease `token` of lock `name` may have reached its deadline;

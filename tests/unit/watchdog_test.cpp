@@ -55,7 +55,7 @@ struct bench {
         [](list_atom, list_request&) -> caf::result<lock_list> { return lock_list{}; },
         [](check_atom, check_request&) -> caf::result<check_result> { return check_result{}; },
         [](cancel_atom, std::string&, uint64_t) {},
-        [](idle_atom, std::string&, uint64_t, bool, uint64_t) {},
+        [](idle_atom) {},
         [](retire_atom, std::string&) {},
         [out](expire_atom, std::string& name, uint64_t token) {
           out->emplace_back(std::move(name), token);
