@@ -8,6 +8,8 @@
 #include <boost/json/serialize.hpp>
 #include <spdlog/spdlog.h>
 
+#include "common/json_writer.hpp"
+
 namespace fencelock {
 
 namespace {
@@ -70,46 +72,6 @@ std::string render_text(const boost::json::object& line) {
   return out;
 }
 
-/// Appends `x` to `out` as a JSON string.
-void append_quoted(std::string& out, std::string_view x) {
-  out += '"';
-  for (char ch : x) {
-    auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        if (c < 0x20) {
-          constexpr const char* hex = "0123456789abcdef";
-          out += "\\u00";
-          out += hex[c >> 4];
-          out += hex[c & 0xf];
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
-}
 
 } // namespace
 
@@ -190,7 +152,7 @@ log_line_builder::log_line_builder(log_level level, std::string_view event)
     line_ += R"(","level":")";
     line_ += to_string(level);
     line_ += R"(","event":)";
-    append_quoted(line_, event);
+    append_json_string(line_, event);
   } else {
     line_ += ts;
     line_ += ' ';
@@ -199,14 +161,14 @@ log_line_builder::log_line_builder(log_level level, std::string_view event)
     if (bare(event))
       line_ += event;
     else
-      append_quoted(line_, event);
+      append_json_string(line_, event);
   }
 }
 
 void log_line_builder::begin_field(std::string_view key) {
   if (json_) {
     line_ += ',';
-    append_quoted(line_, key);
+    append_json_string(line_, key);
     line_ += ':';
   } else {
     line_ += ' ';
@@ -220,7 +182,7 @@ log_line_builder& log_line_builder::add(std::string_view key, std::string_view v
   if (!json_ && bare(value))
     line_ += value;
   else
-    append_quoted(line_, value);
+    append_json_string(line_, value);
   return *this;
 }
 

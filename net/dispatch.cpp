@@ -15,26 +15,33 @@ namespace fencelock::net {
 
 namespace {
 
-reply ok(boost::json::value body) {
+template <class T>
+reply ok(const T& x) {
   reply result;
-  result.body = std::move(body);
+  result.body = to_json(x);
   return result;
 }
 
-template <class T>
-boost::json::value body_of(const T& x) {
-  return to_json(x);
+/// The body of a grant or renewal, rendered directly: it is the answer to most requests.
+reply ok(const lease& x) {
+  reply result;
+  result.text_type = "application/json";
+  result.text = lease_json(x);
+  return result;
 }
 
-boost::json::value body_of(bool released) {
-  return boost::json::object{{"released", released}};
+reply ok(bool released) {
+  reply result;
+  result.text_type = "application/json";
+  result.text = released ? R"({"released":true})" : R"({"released":false})";
+  return result;
 }
 
 /// Wraps `done` into the service callback for a result of type T.
 template <class T>
 callback<T> answer_with(reply_handler done) {
   return [done = std::move(done)](caf::expected<T> result) {
-    done(result ? ok(body_of(*result)) : error_reply(result.error()));
+    done(result ? ok(*result) : error_reply(result.error()));
   };
 }
 

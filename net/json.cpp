@@ -9,6 +9,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
+#include "common/json_writer.hpp"
 #include "fencelock/owner.hpp"
 #include "fencelock/validate.hpp"
 #include "net/json_reader.hpp"
@@ -64,13 +65,18 @@ void put_owner(boost::json::object& out, std::string_view owner) {
     out["principal"] = who;
 }
 
-boost::json::object to_json(const lease& x) {
-  boost::json::object result{{"name", x.name}};
-  put_owner(result, x.owner);
-  result["token"] = x.token;
-  result["ttlMs"] = x.ttl_ms;
-  result["expiresAt"] = x.expires_at_ms;
-  return result;
+std::string lease_json(const lease& x) {
+  std::string out;
+  out.reserve(96 + x.name.size() + x.owner.size());
+  json_object_writer w{out};
+  w.field("name", x.name);
+  // As put_owner() writes them.
+  w.field("owner", owner_label(x.owner));
+  if (auto who = owner_principal(x.owner); !who.empty())
+    w.field("principal", who);
+  w.field("token", x.token).field("ttlMs", x.ttl_ms).field("expiresAt", x.expires_at_ms);
+  w.close();
+  return out;
 }
 
 boost::json::object to_json(const lock_status& x) {

@@ -36,8 +36,9 @@ caf::error parse_check_body(std::string_view body, check_request& out);
 /// Returns {current, token (null when the lock is free), expiresAt?}.
 boost::json::object to_json(const check_result& x);
 
-/// Returns {name, owner, token, ttlMs, expiresAt}.
-boost::json::object to_json(const lease& x);
+/// Returns {name, owner, principal?, token, ttlMs, expiresAt} as JSON text: the body of every
+/// grant and renewal, written without building a boost::json::object (common/json_writer.hpp).
+std::string lease_json(const lease& x);
 
 /// Returns {name, held, owner?, token?, expiresAt?, revision?, waiters, lastToken}; owner,
 /// token, expiresAt and revision appear only while the lock is held.

@@ -18,7 +18,8 @@ namespace fencelock::net {
 struct reply {
   boost::beast::http::status status = boost::beast::http::status::ok;
   boost::json::value body;
-  /// Content-Type of a body that is not JSON (empty = the JSON `body`); always a string literal.
+  /// Content-Type of a body given as `text` (empty = the JSON `body`, serialized when sent):
+  /// text that is not JSON, or JSON rendered already. Always a string literal.
   std::string_view text_type;
   /// The body sent instead of `body` when `text_type` is set.
   std::string text;

@@ -4,6 +4,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "common/json_writer.hpp"
 #include "fencelock/errc.hpp"
 #include "fencelock/validate.hpp"
 #include "net/error_mapping.hpp"
@@ -221,13 +222,28 @@ std::string hello_frame(std::string_view session, std::string_view version, cons
                    {"idleTimeoutMs", cfg.ws_idle_timeout_ms}}}});
 }
 
-std::string reply_frame(const json::value& id, std::string_view op, json::value result) {
-  return json::serialize(
-    json::object{{"type", "reply"}, {"id", id}, {"op", op}, {"result", std::move(result)}});
+std::string reply_frame(const json::value& id, std::string_view op, const json::value& result) {
+  return reply_frame_text(id, op, json::serialize(result));
+}
+
+std::string reply_frame_text(const json::value& id, std::string_view op,
+                             std::string_view result) {
+  std::string out;
+  out.reserve(48 + op.size() + result.size());
+  json_object_writer w{out};
+  w.field("type", "reply").value("id", id).field("op", op).raw("result", result);
+  w.close();
+  return out;
 }
 
 std::string granted_frame(const json::value& id, const lease& x) {
-  return json::serialize(json::object{{"type", "granted"}, {"id", id}, {"result", to_json(x)}});
+  auto result = lease_json(x);
+  std::string out;
+  out.reserve(48 + result.size());
+  json_object_writer w{out};
+  w.field("type", "granted").value("id", id).raw("result", result);
+  w.close();
+  return out;
 }
 
 std::string error_frame(const json::value& id, const caf::error& err) {

@@ -81,7 +81,11 @@ std::string hello_frame(std::string_view session, std::string_view version, cons
 
 /// {"type":"reply","id","op","result"}
 std::string reply_frame(const boost::json::value& id, std::string_view op,
-                        boost::json::value result);
+                        const boost::json::value& result);
+
+/// The same, with `result` as JSON text rendered already.
+std::string reply_frame_text(const boost::json::value& id, std::string_view op,
+                             std::string_view result);
 
 /// {"type":"granted","id","result":<lease>}: the answer to a successful acquire.
 std::string granted_frame(const boost::json::value& id, const lease& x);

@@ -299,7 +299,7 @@ void ws_session::start_renew(json::value id, renew_request req) {
           service.bind_lease_watch(watch_id, key.second);
           self->remember_lease(key.first, key.second, owner, watch_id, false);
         }
-        self->send(reply_frame(id, "renew", net::to_json(*x)));
+        self->send(reply_frame_text(id, "renew", lease_json(*x)));
       });
     },
     std::move(ctx));
@@ -319,7 +319,7 @@ void ws_session::start_release(json::value id, release_request req) {
         errc code;
         if (x || (as_errc(x.error(), code) && code == errc::lease_lost))
           self->forget_lease(key.first, key.second); // released, or over anyway
-        self->send(x ? reply_frame(id, "release", json::object{{"released", true}})
+        self->send(x ? reply_frame_text(id, "release", R"({"released":true})")
                      : error_frame(id, x.error()));
       });
     },

@@ -11,6 +11,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "fencelock/errc.hpp"
+#include "net/json.hpp"
 #include "net/ws_protocol.hpp"
 
 namespace json = boost::json;
@@ -134,6 +135,17 @@ TEST_CASE("answers carry the request's id; errors carry the HTTP API's code") {
   CHECK(reply.at("type") == "reply");
   CHECK(reply.at("id") == 7);
   CHECK(reply.at("op") == "release");
+  CHECK(reply.at("result").at("released") == true);
+  // Written directly, byte for byte what serializing the frame's object gives.
+  json::value id{"a\"1"};
+  CHECK(granted_frame(id, l)
+        == json::serialize(json::object{
+          {"type", "granted"}, {"id", id}, {"result", json::parse(net::lease_json(l))}}));
+  CHECK(reply_frame_text(json::value(7), "release", R"({"released":true})")
+        == json::serialize(json::object{{"type", "reply"},
+                                        {"id", 7},
+                                        {"op", "release"},
+                                        {"result", {{"released", true}}}}));
   auto held = frame(error_frame(json::value(3), caf::make_error(errc::lock_held, std::string{"w2"},
                                                                 int64_t{1700000000000})));
   CHECK(held.at("type") == "error");
