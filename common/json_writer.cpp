@@ -6,9 +6,15 @@
 namespace fencelock {
 
 void append_json_string(std::string& out, std::string_view x) {
+  out.reserve(out.size() + x.size() + 2);
   out += '"';
-  for (char ch : x) {
-    auto c = static_cast<unsigned char>(ch);
+  std::size_t run = 0; // start of the characters not yet written that need no escape
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    auto c = static_cast<unsigned char>(x[i]);
+    if (c >= 0x20 && c != '"' && c != '\\')
+      continue;
+    out.append(x.data() + run, i - run);
+    run = i + 1;
     switch (c) {
       case '"':
         out += "\\\"";
@@ -31,17 +37,15 @@ void append_json_string(std::string& out, std::string_view x) {
       case '\f':
         out += "\\f";
         break;
-      default:
-        if (c < 0x20) {
-          constexpr const char* hex = "0123456789abcdef";
-          out += "\\u00";
-          out += hex[c >> 4];
-          out += hex[c & 0xf];
-        } else {
-          out += ch;
-        }
+      default: {
+        constexpr const char* hex = "0123456789abcdef";
+        out += "\\u00";
+        out += hex[c >> 4];
+        out += hex[c & 0xf];
+      }
     }
   }
+  out.append(x.data() + run, x.size() - run);
   out += '"';
 }
 

@@ -1,6 +1,7 @@
 #include "net/json_reader.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -17,7 +18,10 @@ namespace {
 
 /// A Boost.JSON SAX handler that only remembers the keys of each open object, and stops at the
 /// first key an object names twice. Bodies and frames are small (body-limit, ws-max-frame), so
-/// a linear search per key is cheaper than hashing.
+/// a linear search per key is cheaper than hashing. The keys of all open objects share one
+/// buffer, each written as its length and its bytes, and each open object starts at an offset
+/// into it: a few allocations per document rather than one per object and per key (this runs
+/// on every request, on the I/O thread).
 struct key_tracker {
   static constexpr std::size_t max_array_size = static_cast<std::size_t>(-1);
   static constexpr std::size_t max_object_size = static_cast<std::size_t>(-1);
@@ -27,9 +31,24 @@ struct key_tracker {
   using error_code = boost::json::error_code;
   using string_view = boost::json::string_view;
 
-  std::vector<std::vector<std::string>> open; // the keys of each object being read
-  std::string key;                            // the key being read, in parts
+  std::string keys;                // the keys of the open objects, length-prefixed
+  std::vector<std::size_t> open;   // where each open object's keys begin in `keys`
+  std::string key;                 // the key being read, when it comes in parts
   std::optional<std::string> duplicate;
+
+  /// Returns whether the innermost open object has `k` already.
+  bool seen(std::string_view k) const {
+    std::size_t at = open.back();
+    while (at < keys.size()) {
+      std::size_t n = 0;
+      std::memcpy(&n, keys.data() + at, sizeof n);
+      at += sizeof n;
+      if (std::string_view{keys.data() + at, n} == k)
+        return true;
+      at += n;
+    }
+    return false;
+  }
 
   bool on_document_begin(error_code&) {
     return true;
@@ -44,10 +63,11 @@ struct key_tracker {
     return true;
   }
   bool on_object_begin(error_code&) {
-    open.emplace_back();
+    open.push_back(keys.size());
     return true;
   }
   bool on_object_end(std::size_t, error_code&) {
+    keys.resize(open.back()); // its keys are done with
     open.pop_back();
     return true;
   }
@@ -62,14 +82,19 @@ struct key_tracker {
     return true;
   }
   bool on_key(string_view s, std::size_t, error_code& ec) {
-    key.append(s.data(), s.size());
-    auto& keys = open.back();
-    if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
-      duplicate = std::move(key);
+    std::string_view k{s.data(), s.size()};
+    if (!key.empty()) { // it came in parts
+      key.append(s.data(), s.size());
+      k = key;
+    }
+    if (seen(k)) {
+      duplicate = std::string{k};
       ec = boost::json::error::exception; // any error stops the parser; `duplicate` says why
       return false;
     }
-    keys.push_back(std::move(key));
+    std::size_t n = k.size();
+    keys.append(reinterpret_cast<const char*>(&n), sizeof n);
+    keys.append(k.data(), k.size());
     key.clear();
     return true;
   }
@@ -103,6 +128,8 @@ struct key_tracker {
 
 std::optional<std::string> duplicate_key(std::string_view text) {
   boost::json::basic_parser<key_tracker> parser{boost::json::parse_options{}};
+  parser.handler().keys.reserve(256);
+  parser.handler().open.reserve(4);
   boost::json::error_code ec;
   parser.write_some(false, text.data(), text.size(), ec);
   return std::move(parser.handler().duplicate);
@@ -110,7 +137,7 @@ std::optional<std::string> duplicate_key(std::string_view text) {
 
 object_reader::object_reader(std::string_view text, std::initializer_list<std::string_view> known) {
   boost::system::error_code ec;
-  auto parsed = boost::json::parse(text, ec);
+  auto parsed = boost::json::parse(text, ec, parsed_.storage());
   if (ec) {
     error_ = invalid_field("body", "must be a JSON object (" + ec.message() + ")");
     return;
@@ -123,18 +150,18 @@ object_reader::object_reader(std::string_view text, std::initializer_list<std::s
     error_ = invalid_field(printable_excerpt(*key), "given more than once");
     return;
   }
-  object_ = std::move(parsed.as_object());
+  parsed_ = std::move(parsed.as_object()); // the same storage: moved, not copied
   check_known(known);
 }
 
-object_reader::object_reader(boost::json::object object,
+object_reader::object_reader(const boost::json::object& object,
                              std::initializer_list<std::string_view> known)
-  : object_(std::move(object)) {
+  : object_(&object) {
   check_known(known);
 }
 
 void object_reader::check_known(std::initializer_list<std::string_view> known) {
-  for (const auto& field : object_) {
+  for (const auto& field : *object_) {
     if (std::find(known.begin(), known.end(), field.key()) == known.end()) {
       error_ = invalid_field(printable_excerpt(field.key()), "unknown field");
       return;
@@ -189,7 +216,7 @@ void object_reader::read_token(std::string_view key, uint64_t& out, presence p) 
 const boost::json::value* object_reader::find(std::string_view key, presence p) {
   if (error_)
     return nullptr;
-  const auto* v = object_.if_contains(key);
+  const auto* v = object_->if_contains(key);
   if (v == nullptr && p == presence::required)
     fail(key, "is required");
   return v;

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <caf/error.hpp>
@@ -31,8 +32,12 @@ public:
   /// Parses `text` as a JSON object and rejects a field given twice or outside `known`.
   object_reader(std::string_view text, std::initializer_list<std::string_view> known);
 
-  /// Reads the parsed `object`, rejecting any field outside `known`.
-  object_reader(boost::json::object object, std::initializer_list<std::string_view> known);
+  /// Reads the parsed `object`, which must outlive the reader, rejecting any field outside
+  /// `known`.
+  object_reader(const boost::json::object& object, std::initializer_list<std::string_view> known);
+
+  object_reader(const object_reader&) = delete;
+  object_reader& operator=(const object_reader&) = delete;
 
   /// Reads a string field.
   void read(std::string_view key, std::string& out, presence p);
@@ -60,7 +65,12 @@ private:
 
   void fail(std::string_view key, std::string_view why);
 
-  boost::json::object object_;
+  /// Where a body parsed here lives: a request is small and read once, so it costs no heap
+  /// allocation unless it outgrows the buffer (body-limit allows more).
+  unsigned char buffer_[1024];
+  boost::json::monotonic_resource resource_{buffer_, sizeof buffer_};
+  boost::json::object parsed_{boost::json::storage_ptr{&resource_}};
+  const boost::json::object* object_ = &parsed_; // what is read
   caf::error error_;
 };
 

@@ -1,5 +1,6 @@
 #include "net/ws_protocol.hpp"
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -25,10 +26,11 @@ caf::error as_ws_error(caf::error err) {
   return err;
 }
 
-caf::error parse_op(const std::string& op, json::object fields, const config& cfg, ws_op& out) {
+caf::error parse_op(const std::string& op, const json::object& fields, const config& cfg,
+                    ws_op& out) {
   if (op == "acquire") {
     ws_acquire x;
-    object_reader in{std::move(fields),
+    object_reader in{fields,
                      {"id", "op", "lock", "owner", "ttlMs", "waitMs", "session"}};
     in.read("lock", x.req.name, presence::required);
     in.read("owner", x.req.owner, presence::required);
@@ -42,7 +44,7 @@ caf::error parse_op(const std::string& op, json::object fields, const config& cf
   }
   if (op == "renew") {
     renew_request x;
-    object_reader in{std::move(fields), {"id", "op", "lock", "owner", "token", "ttlMs"}};
+    object_reader in{fields, {"id", "op", "lock", "owner", "token", "ttlMs"}};
     in.read("lock", x.name, presence::required);
     in.read("owner", x.owner, presence::required);
     in.read_token("token", x.token, presence::required);
@@ -54,7 +56,7 @@ caf::error parse_op(const std::string& op, json::object fields, const config& cf
   }
   if (op == "release") {
     release_request x;
-    object_reader in{std::move(fields), {"id", "op", "lock", "owner", "token", "force"}};
+    object_reader in{fields, {"id", "op", "lock", "owner", "token", "force"}};
     in.read("lock", x.name, presence::required);
     in.read("force", x.force, presence::optional);
     auto needed = x.force ? presence::optional : presence::required; // as over HTTP
@@ -67,7 +69,7 @@ caf::error parse_op(const std::string& op, json::object fields, const config& cf
   }
   if (op == "status") {
     ws_status x;
-    object_reader in{std::move(fields), {"id", "op", "lock"}};
+    object_reader in{fields, {"id", "op", "lock"}};
     in.read("lock", x.name, presence::required);
     if (in.error())
       return in.error();
@@ -78,7 +80,7 @@ caf::error parse_op(const std::string& op, json::object fields, const config& cf
   }
   if (op == "check") {
     check_request x;
-    object_reader in{std::move(fields), {"id", "op", "lock", "token"}};
+    object_reader in{fields, {"id", "op", "lock", "token"}};
     in.read("lock", x.name, presence::required);
     in.read_token("token", x.token, presence::required);
     if (in.error())
@@ -93,7 +95,7 @@ caf::error parse_op(const std::string& op, json::object fields, const config& cf
                                    "name starts with it)");
     ws_subscribe x;
     x.req.exact = by_name;
-    object_reader in{std::move(fields), {"id", "op", "lock", "prefix"}};
+    object_reader in{fields, {"id", "op", "lock", "prefix"}};
     in.read(by_name ? "lock" : "prefix", x.req.prefix, presence::required);
     if (in.error())
       return in.error();
@@ -102,7 +104,7 @@ caf::error parse_op(const std::string& op, json::object fields, const config& cf
   }
   if (op == "unsubscribe") {
     ws_unsubscribe x;
-    object_reader in{std::move(fields), {"id", "op", "subscription"}};
+    object_reader in{fields, {"id", "op", "subscription"}};
     in.read_token("subscription", x.subscription, presence::required);
     if (in.error())
       return in.error();
@@ -111,7 +113,7 @@ caf::error parse_op(const std::string& op, json::object fields, const config& cf
   }
   if (op == "auth") {
     ws_auth x;
-    object_reader in{std::move(fields), {"id", "op", "token"}};
+    object_reader in{fields, {"id", "op", "token"}};
     in.read("token", x.token, presence::required);
     if (in.error())
       return in.error();
@@ -175,8 +177,11 @@ bool valid_ws_id(const json::value& id) noexcept {
 }
 
 std::variant<ws_request, ws_rejection> parse_ws_request(std::string_view text, const config& cfg) {
+  // A frame is small and read once: parsed without a heap allocation unless it outgrows this.
+  unsigned char buffer[1024];
+  json::monotonic_resource resource{buffer, sizeof buffer};
   boost::system::error_code ec;
-  auto parsed = json::parse(text, ec);
+  auto parsed = json::parse(text, ec, &resource);
   if (ec)
     return ws_rejection{nullptr,
                         invalid_field("frame", "must be a JSON object (" + ec.message() + ")")};
@@ -191,7 +196,7 @@ std::variant<ws_request, ws_rejection> parse_ws_request(std::string_view text, c
                                                      "ASCII characters or an integer in "
                                                      "0..2^53-1")};
   ws_request req;
-  req.id = *id;
+  req.id = json::value(*id, json::storage_ptr{}); // outlives `resource`
   // After the id, so that the error can carry it, unless the id itself is what repeats.
   if (auto key = duplicate_key(text)) {
     auto err = invalid_field(printable_excerpt(*key), "given more than once");
@@ -203,7 +208,7 @@ std::variant<ws_request, ws_rejection> parse_ws_request(std::string_view text, c
   if (!op->is_string())
     return ws_rejection{req.id, invalid_field("op", "must be a string")};
   req.op = std::string{op->get_string()};
-  if (auto err = parse_op(req.op, std::move(object), cfg, req.call))
+  if (auto err = parse_op(req.op, object, cfg, req.call))
     return ws_rejection{std::move(req.id), as_ws_error(std::move(err))};
   return req;
 }

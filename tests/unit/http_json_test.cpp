@@ -185,6 +185,10 @@ TEST_CASE("routes refuse a body that names a field twice, naming it", "[net]") {
   CHECK(fencelock::net::duplicate_key(R"({"a":{"b":1,"b":2}})") == "b");
   CHECK(fencelock::net::duplicate_key(R"({"\u0061":1,"a":2})") == "a"); // escapes decoded
   CHECK(fencelock::net::duplicate_key("not json") == std::nullopt);
+  // An object's keys outlive its nested objects, and only theirs go when they close.
+  CHECK(fencelock::net::duplicate_key(R"({"x":{"y":1,"z":{"x":1}},"y":2,"z":3})") == std::nullopt);
+  CHECK(fencelock::net::duplicate_key(R"({"x":{"y":1},"q":[{"x":1}],"x":2})") == "x");
+  CHECK(fencelock::net::duplicate_key(R"({"a\"b":1,"a\u0022b":2})") == "a\"b");
 }
 
 TEST_CASE("routes refuse an owner longer than 128 characters", "[net]") {
