@@ -7,6 +7,7 @@
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/value_stack.hpp>
 
 #include "fencelock/types.hpp"
 #include "fencelock/validate.hpp"
@@ -124,7 +125,111 @@ struct key_tracker {
   }
 };
 
+/// Builds the value as boost::json::parse does (Boost's own handler is a value_stack fed the
+/// same way), while a key_tracker watches the keys: one pass over the text instead of two.
+struct distinct_value_builder {
+  static constexpr std::size_t max_array_size = boost::json::array::max_size();
+  static constexpr std::size_t max_object_size = boost::json::object::max_size();
+  static constexpr std::size_t max_string_size = boost::json::string::max_size();
+  static constexpr std::size_t max_key_size = boost::json::string::max_size();
+
+  using error_code = boost::json::error_code;
+  using string_view = boost::json::string_view;
+
+  key_tracker keys;
+  boost::json::value_stack st;
+
+  distinct_value_builder(boost::json::storage_ptr temp, unsigned char* buffer, std::size_t size)
+    : st(std::move(temp), buffer, size) {
+  }
+
+  bool on_document_begin(error_code&) {
+    return true;
+  }
+  bool on_document_end(error_code&) {
+    return true;
+  }
+  bool on_object_begin(error_code& ec) {
+    return keys.on_object_begin(ec);
+  }
+  bool on_object_end(std::size_t n, error_code& ec) {
+    st.push_object(n);
+    return keys.on_object_end(n, ec);
+  }
+  bool on_array_begin(error_code&) {
+    return true;
+  }
+  bool on_array_end(std::size_t n, error_code&) {
+    st.push_array(n);
+    return true;
+  }
+  bool on_key_part(string_view s, std::size_t n, error_code& ec) {
+    st.push_chars(s);
+    return keys.on_key_part(s, n, ec);
+  }
+  bool on_key(string_view s, std::size_t n, error_code& ec) {
+    if (!keys.on_key(s, n, ec))
+      return false;
+    st.push_key(s);
+    return true;
+  }
+  bool on_string_part(string_view s, std::size_t, error_code&) {
+    st.push_chars(s);
+    return true;
+  }
+  bool on_string(string_view s, std::size_t, error_code&) {
+    st.push_string(s);
+    return true;
+  }
+  bool on_number_part(string_view, error_code&) {
+    return true;
+  }
+  bool on_int64(int64_t i, string_view, error_code&) {
+    st.push_int64(i);
+    return true;
+  }
+  bool on_uint64(uint64_t u, string_view, error_code&) {
+    st.push_uint64(u);
+    return true;
+  }
+  bool on_double(double d, string_view, error_code&) {
+    st.push_double(d);
+    return true;
+  }
+  bool on_bool(bool b, error_code&) {
+    st.push_bool(b);
+    return true;
+  }
+  bool on_null(error_code&) {
+    st.push_null();
+    return true;
+  }
+  bool on_comment_part(string_view, error_code&) {
+    return true;
+  }
+  bool on_comment(string_view, error_code&) {
+    return true;
+  }
+};
+
 } // namespace
+
+std::optional<boost::json::value> parse_distinct(std::string_view text,
+                                                 boost::json::storage_ptr sp) {
+  unsigned char temp[BOOST_JSON_STACK_BUFFER_SIZE]; // as boost::json::parse: its working stack
+  boost::json::basic_parser<distinct_value_builder> parser{boost::json::parse_options{},
+                                                           boost::json::storage_ptr{}, temp,
+                                                           sizeof temp};
+  auto& handler = parser.handler();
+  handler.keys.keys.reserve(256);
+  handler.keys.open.reserve(4);
+  handler.st.reset(std::move(sp));
+  boost::json::error_code ec;
+  std::size_t used = parser.write_some(false, text.data(), text.size(), ec);
+  if (ec || used != text.size()) // not JSON, a key given twice, or something after the value
+    return std::nullopt;
+  return handler.st.release();
+}
 
 std::optional<std::string> duplicate_key(std::string_view text) {
   boost::json::basic_parser<key_tracker> parser{boost::json::parse_options{}};
@@ -136,6 +241,12 @@ std::optional<std::string> duplicate_key(std::string_view text) {
 }
 
 object_reader::object_reader(std::string_view text, std::initializer_list<std::string_view> known) {
+  // The usual case in one pass; anything else goes the long way below, which says what is wrong.
+  if (auto parsed = parse_distinct(text, parsed_.storage()); parsed && parsed->is_object()) {
+    parsed_ = std::move(parsed->as_object()); // the same storage: moved, not copied
+    check_known(known);
+    return;
+  }
   boost::system::error_code ec;
   auto parsed = boost::json::parse(text, ec, parsed_.storage());
   if (ec) {

@@ -27,6 +27,14 @@ enum class presence { required, optional };
  */
 std::optional<std::string> duplicate_key(std::string_view text);
 
+/*
+ * The fast path of reading a request: parses `text` into storage `sp` as boost::json::parse
+ * would, and returns the value only if `text` is JSON whose objects all have distinct keys, in
+ * a single pass. Otherwise returns nothing, and the caller's parse and duplicate_key say why.
+ */
+std::optional<boost::json::value> parse_distinct(std::string_view text,
+                                                 boost::json::storage_ptr sp);
+
 class object_reader {
 public:
   /// Parses `text` as a JSON object and rejects a field given twice or outside `known`.

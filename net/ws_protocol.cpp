@@ -180,8 +180,10 @@ std::variant<ws_request, ws_rejection> parse_ws_request(std::string_view text, c
   // A frame is small and read once: parsed without a heap allocation unless it outgrows this.
   unsigned char buffer[1024];
   json::monotonic_resource resource{buffer, sizeof buffer};
+  // The usual frame in one pass; otherwise parsed again to say what is wrong (parse_distinct).
+  auto distinct = parse_distinct(text, &resource);
   boost::system::error_code ec;
-  auto parsed = json::parse(text, ec, &resource);
+  auto parsed = distinct ? std::move(*distinct) : json::parse(text, ec, &resource);
   if (ec)
     return ws_rejection{nullptr,
                         invalid_field("frame", "must be a JSON object (" + ec.message() + ")")};
@@ -198,7 +200,7 @@ std::variant<ws_request, ws_rejection> parse_ws_request(std::string_view text, c
   ws_request req;
   req.id = json::value(*id, json::storage_ptr{}); // outlives `resource`
   // After the id, so that the error can carry it, unless the id itself is what repeats.
-  if (auto key = duplicate_key(text)) {
+  if (auto key = distinct ? std::nullopt : duplicate_key(text)) {
     auto err = invalid_field(printable_excerpt(*key), "given more than once");
     return ws_rejection{*key == "id" ? json::value(nullptr) : std::move(req.id), std::move(err)};
   }

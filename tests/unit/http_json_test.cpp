@@ -191,6 +191,30 @@ TEST_CASE("routes refuse a body that names a field twice, naming it", "[net]") {
   CHECK(fencelock::net::duplicate_key(R"({"a\"b":1,"a\u0022b":2})") == "a\"b");
 }
 
+TEST_CASE("parse_distinct reads what boost::json::parse reads, unless a key repeats", "[net]") {
+  using fencelock::net::parse_distinct;
+  // Every kind of value, nesting, escapes, and a string long enough to come in parts.
+  const std::string long_text(5000, 'x');
+  for (std::string text :
+       {std::string{R"({"owner":"a","ttlMs":1000,"waitMs":0})"},
+        std::string{R"({"id":"r1","op":"acquire","lock":"db","x":[1,-2,3.5,true,null,{"a":{}}]})"},
+        std::string{R"({"k\u0061y":"v\n\"q\"","n":18446744073709551615,"e":[]})"},
+        std::string{R"(  [ {"a":1}, {"a":2} ]  )"}, std::string{"\"" + long_text + "\""},
+        std::string{R"({")" + long_text + R"(":1,"b":2})"}, std::string{"7"},
+        std::string{R"({"ttlMs":0e511013})"}}) { // Boost reads that number as NaN
+    auto parsed = parse_distinct(text, {});
+    REQUIRE(parsed.has_value());
+    // As text, since NaN is unequal to itself as a value.
+    CHECK(boost::json::serialize(*parsed) == boost::json::serialize(boost::json::parse(text)));
+  }
+  // A key given twice at any depth, text that is not JSON, or text after the value: nothing.
+  for (std::string text :
+       {R"({"a":1,"a":2})", R"({"x":{"b":1,"b":2}})", R"({"\u0061":1,"a":2})",
+        R"([{"a":1,"a":1}])", "not json", R"({"a":1)", R"({"a":1} {"b":2})", ""}) {
+    CHECK_FALSE(parse_distinct(text, {}).has_value());
+  }
+}
+
 TEST_CASE("routes refuse an owner longer than 128 characters", "[net]") {
   std::string body = R"({"owner":")" + std::string(129, 'o') + R"(","ttlMs":1000})";
   expect_invalid(post("/v1/locks/a/acquire", body), "owner");
