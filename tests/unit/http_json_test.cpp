@@ -12,6 +12,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value_to.hpp>
 
+#include "common/json_writer.hpp"
 #include "fencelock/config.hpp"
 #include "fencelock/owner.hpp"
 #include "net/json.hpp"
@@ -385,6 +386,29 @@ TEST_CASE("a lease is written as Boost.JSON serializes the same object", "[net]"
   CHECK(fencelock::net::lease_json(owned).find(R"("principal":"svc-a")") != std::string::npos);
   fencelock::lease odd{"q\"\\\n\t\x01\x7f\xc3\xa9", "o\b\f\r", 1, 2, 3};
   CHECK(fencelock::net::lease_json(odd) == as_object(odd));
+}
+
+TEST_CASE("a string is escaped as Boost.JSON escapes it, wherever the byte falls", "[net]") {
+  // append_json_string scans eight bytes at a time: every byte value at every offset of a word,
+  // in strings long and short enough to end mid-word, and escapes side by side.
+  auto ours = [](std::string_view x) {
+    std::string out;
+    fencelock::append_json_string(out, x);
+    return out;
+  };
+  auto boosts = [](std::string_view x) { return boost::json::serialize(boost::json::string(x)); };
+  int mismatches = 0;
+  for (int byte = 0; byte < 256; ++byte)
+    for (std::size_t length = 1; length <= 19; ++length)
+      for (std::size_t at = 0; at < length; ++at) {
+        std::string x(length, 'a');
+        x[at] = static_cast<char>(byte);
+        if (ours(x) != boosts(x))
+          ++mismatches;
+      }
+  CHECK(mismatches == 0);
+  for (std::string_view x : {"", "\"\"\"\"\"\"\"\"\"", "orders/eu-1\\\n\x1f\x20~\x7f", "\x01\x02 ab \x1e\"c"})
+    CHECK(ours(x) == boosts(x));
 }
 
 TEST_CASE("json writes a lock status, with the holder only while held", "[net]") {
