@@ -421,10 +421,8 @@ void http_session::on_watch_client(error_code ec, std::size_t bytes) {
     // The client closed (or half-closed) its side. Nothing needs withdrawing, and a half-closed
     // client still reads: answer, then close.
     keep_alive_ = false;
-    if (phase_ == phase::replying) {
-      res_.keep_alive(false);
-      do_write();
-    }
+    if (phase_ == phase::replying)
+      do_write(); // written now, with keep_alive_ false: Connection: close
     return;
   }
   if (ec && ec != asio::error::operation_aborted)
@@ -438,29 +436,7 @@ void http_session::on_watch_client(error_code ec, std::size_t bytes) {
 // --- writing the response ----------------------------------------------------------------------
 
 void http_session::send(reply r) {
-  res_ = {};
-  res_.version(version_);
-  res_.result(r.status);
-  res_.set(http::field::server, "fencelock");
-  res_.set(http::field::content_type, r.text_type.empty() ? "application/json" : r.text_type);
-  res_.set("x-request-id", request_id_);
-  if (r.retry_after_s != 0)
-    res_.set(http::field::retry_after, std::to_string(r.retry_after_s));
-  if (!r.allow.empty())
-    res_.set(http::field::allow, r.allow);
-  for (const auto& [name, value] : r.headers)
-    res_.set(name, value);
-  res_.body() = r.text_type.empty() ? boost::json::serialize(r.body) : std::move(r.text);
-  res_.keep_alive(keep_alive_);
-  res_.prepare_payload();
-  if (head_) {
-    // A response to HEAD announces its body but never carries it.
-    auto length = res_.body().size();
-    res_.body().clear();
-    res_.content_length(length);
-  }
-  if (r.status == http::status::not_modified)
-    res_.erase(http::field::content_length); // a 304 has no body, and no length of one
+  response_ = std::move(r);
   if (watching_) {
     // One read at a time: stop watching first; on_watch_client continues with do_write().
     phase_ = phase::replying;
@@ -483,7 +459,7 @@ void http_session::do_write() {
   phase_ = phase::writing;
   // A client that takes longer than the idle limit to accept a response is as good as gone.
   stream_.next_layer().expires_after(milliseconds{ctx_->cfg().header_timeout_ms});
-  serialize_response(res_, wire_);
+  write_response(response_, response_framing{version_, keep_alive_, head_, request_id_}, wire_);
   asio::async_write(stream_, asio::buffer(wire_),
                     beast::bind_front_handler(&http_session::on_write, shared_from_this()));
 }
@@ -494,7 +470,7 @@ void http_session::on_write(error_code ec, std::size_t) {
   if (ec)
     return fail(ec, "write"); // withdraws an acquire whose grant was not delivered
   acquire_.reset();
-  if (!res_.keep_alive() || draining_)
+  if (!keep_alive_ || draining_)
     return do_close();
   do_read_header();
 }

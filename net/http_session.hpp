@@ -133,8 +133,8 @@ private:
   flex_stream stream_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
-  boost::beast::http::response<boost::beast::http::string_body> res_;
-  /// The bytes of res_ being written (net/response_bytes.hpp).
+  /// The response being sent, and its bytes as written (net/response_bytes.hpp).
+  reply response_;
   std::string wire_;
   std::string peer_;
   phase phase_ = phase::reading;
