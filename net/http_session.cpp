@@ -211,6 +211,20 @@ void http_session::on_write_continue(error_code ec, std::size_t) {
 }
 
 void http_session::do_read_body() {
+  // The body usually arrives with the header, so it is parsed from the buffer right here: an
+  // asynchronous read would find it there too, but could only complete through the scheduler.
+  parser_->eager(true);
+  while (!parser_->is_done() && buffer_.size() > 0) {
+    error_code ec;
+    auto used = parser_->put(buffer_.data(), ec);
+    buffer_.consume(used);
+    if (ec == http::error::need_more)
+      break;
+    if (ec)
+      return on_read_error(ec);
+    if (used == 0)
+      break;
+  }
   if (parser_->is_done())
     return handle_request();
   stream_.next_layer().expires_after(milliseconds{ctx_->cfg().body_timeout_ms});

@@ -117,5 +117,6 @@ TEST_CASE("bodiless responses are written as Beast writes them") {
   CHECK(ours(r, head) == beast_bytes(r, head));
   auto length = boost::json::serialize(r.body).size();
   CHECK(ours(r, head).find("Content-Length: " + std::to_string(length) + "\r\n\r\n")
-        == ours(r, head).size() - ("Content-Length: " + std::to_string(length) + "\r\n\r\n").size());
+        == ours(r, head).size()
+             - ("Content-Length: " + std::to_string(length) + "\r\n\r\n").size());
 }
