@@ -471,10 +471,28 @@ void http_session::reply_and_close(reply r) {
 
 void http_session::do_write() {
   phase_ = phase::writing;
+  write_response(response_, response_framing{version_, keep_alive_, head_, request_id_}, wire_);
+  std::size_t written = 0;
+  if (!stream_.secure()) {
+    // A response of a few hundred bytes nearly always fits in the socket's send buffer. Sent
+    // here, it needs no asynchronous write, hence no write timer to arm and cancel and no trip
+    // through the scheduler; what does not fit goes the asynchronous way below.
+    auto& socket = stream_.next_layer().socket();
+    error_code ec;
+    if (!socket.non_blocking())
+      socket.non_blocking(true, ec); // only this write is synchronous; Asio's own are unaffected
+    if (!ec)
+      written = socket.write_some(asio::buffer(wire_), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again)
+      ec = {};
+    if (ec)
+      return on_write(ec, written);
+    if (written == wire_.size())
+      return on_write({}, written);
+  }
   // A client that takes longer than the idle limit to accept a response is as good as gone.
   stream_.next_layer().expires_after(milliseconds{ctx_->cfg().header_timeout_ms});
-  write_response(response_, response_framing{version_, keep_alive_, head_, request_id_}, wire_);
-  asio::async_write(stream_, asio::buffer(wire_),
+  asio::async_write(stream_, asio::buffer(wire_) + written,
                     beast::bind_front_handler(&http_session::on_write, shared_from_this()));
 }
 

@@ -1,6 +1,8 @@
-// A request body is read however it arrives: with its header in one segment (parsed from the
-// buffer at once), after it, chunked, behind Expect: 100-continue, or pipelined with the next
-// request. Over raw sockets, so that the bytes on the wire are exactly these.
+// HTTP on the wire, over raw sockets so that the bytes are exactly these. A request body is read
+// however it arrives: with its header in one segment (parsed from the buffer at once), after it,
+// chunked, behind Expect: 100-continue, or pipelined with the next request. A response is
+// written whole whether it fits in the socket's buffers (sent at once) or not (the rest is sent
+// as the client reads).
 
 #define CATCH_CONFIG_ENABLE_OPTIONAL_STRINGMAKER
 #include <catch2/catch.hpp>
@@ -116,4 +118,36 @@ TEST_CASE("request_bodies_are_read_however_they_arrive", "[integration]") {
     CHECK(res->status == 400);
     CHECK_FALSE(api.status_of("bad-chunk").held);
   }
+}
+
+TEST_CASE("responses_reach_a_client_that_reads_late_whole_and_in_order", "[integration]") {
+  temp_dir dir;
+  server_process server{dir.str()};
+  http_client client{server.port()};
+  auto script = client.get("/dashboard/app.js");
+  REQUIRE(script.status == 200);
+  REQUIRE(script.body.size() > 4096);
+
+  // Far more response bytes than loopback buffers hold, asked for in one write and not read
+  // yet: the server's writes stop fitting and continue as the client reads.
+  constexpr int requests = 1000;
+  std::string pipelined;
+  for (int i = 0; i < requests; ++i)
+    pipelined += "GET /dashboard/app.js HTTP/1.1\r\nHost: x\r\n\r\n";
+  pipelined += "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  raw_connection conn{server.port(), 60s};
+  REQUIRE_FALSE(conn.send(pipelined));
+  int whole = 0;
+  for (int i = 0; i < requests; ++i) {
+    auto res = conn.read_response();
+    if (!res || res->status != 200 || res->body != script.body)
+      break;
+    ++whole;
+  }
+  CHECK(whole == requests);
+  auto last = conn.read_response();
+  REQUIRE(last.has_value());
+  CHECK(last->status == 200);
+  CHECK(last->header("connection") == "close");
+  CHECK(conn.wait_closed(30s));
 }
