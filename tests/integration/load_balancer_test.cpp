@@ -8,8 +8,6 @@
 #define CATCH_CONFIG_ENABLE_OPTIONAL_STRINGMAKER
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <atomic>
 #include <fstream>
 #include <iterator>
@@ -21,6 +19,7 @@
 #include "integration/checks.hpp"
 #include "integration/client_support.hpp"
 #include "support/lock_api.hpp"
+#include "support/haproxy_process.hpp"
 #include "support/poll.hpp"
 #include "support/redis_server.hpp"
 #include "support/server_process.hpp"
@@ -31,13 +30,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string find_haproxy() {
-  for (const char* path : {"/usr/sbin/haproxy", "/usr/bin/haproxy", "/usr/local/sbin/haproxy"})
-    if (::access(path, X_OK) == 0)
-      return path;
-  throw std::runtime_error("haproxy not found: run scripts/install-deps.sh");
-}
-
 /// Returns `text` with `from` replaced by `to`; fails the test when `from` is not in it (the
 /// shipped configuration and this test must stay in step).
 std::string replaced(std::string text, const std::string& from, const std::string& to) {
@@ -47,38 +39,32 @@ std::string replaced(std::string text, const std::string& from, const std::strin
   return text.replace(at, from.size(), to);
 }
 
-/// haproxy in the foreground with the shipped configuration (config/haproxy.cfg), its ports
-/// replaced by free ones and the two instances'.
+/// haproxy in the foreground with the shipped configuration (config/haproxy.cfg), its port
+/// replaced by a free one and its servers by the two instances'.
 struct load_balancer {
   temp_dir dir{"fencelock-haproxy-"};
-  uint16_t port = pick_free_port();
-  std::unique_ptr<child_process> proc;
+  haproxy_process haproxy;
+  uint16_t port = haproxy.ports()[0];
 
-  load_balancer(uint16_t a, uint16_t b) {
-    std::ifstream in{std::string{FENCELOCK_SOURCE_DIR} + "/config/haproxy.cfg"};
-    REQUIRE(in);
-    std::string text{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
-    text = replaced(text, "bind 127.0.0.1:8080", "bind 127.0.0.1:" + std::to_string(port));
-    text = replaced(text, "server a 127.0.0.1:7071", "server a 127.0.0.1:" + std::to_string(a));
-    text = replaced(text, "server b 127.0.0.1:7072", "server b 127.0.0.1:" + std::to_string(b));
-    auto cfg = dir.str() + "/haproxy.cfg";
-    std::ofstream out{cfg};
-    out << text;
-    out.close();
-    proc = std::make_unique<child_process>(find_haproxy(), std::vector<std::string>{"-db", "-f", cfg});
-    bool up = eventually(
-      [&] {
-        if (!proc->running())
-          return true;
-        http_client c{port, http_options{2s, false}};
-        auto r = c.try_request("GET", "/readyz");
-        return r && r.response.status == 200;
-      },
-      20s, 50ms);
-    INFO(proc->diagnostics());
-    REQUIRE(up);
-    REQUIRE(proc->running());
-  }
+  load_balancer(uint16_t a, uint16_t b)
+      : haproxy{dir.str() + "/haproxy.cfg", 1,
+                [&](const std::vector<uint16_t>& ports) {
+                  std::ifstream in{std::string{FENCELOCK_SOURCE_DIR} + "/config/haproxy.cfg"};
+                  REQUIRE(in);
+                  std::string text{std::istreambuf_iterator<char>{in},
+                                   std::istreambuf_iterator<char>{}};
+                  text = replaced(text, "bind 127.0.0.1:8080",
+                                  "bind 127.0.0.1:" + std::to_string(ports[0]));
+                  text = replaced(text, "server a 127.0.0.1:7071",
+                                  "server a 127.0.0.1:" + std::to_string(a));
+                  return replaced(text, "server b 127.0.0.1:7072",
+                                  "server b 127.0.0.1:" + std::to_string(b));
+                },
+                [](const std::vector<uint16_t>& ports) {
+                  http_client c{ports[0], http_options{2s, false}};
+                  auto r = c.try_request("GET", "/readyz");
+                  return r && r.response.status == 200;
+                }} {}
 };
 
 /// Retries a request through the load balancer while the answer says "try elsewhere": no

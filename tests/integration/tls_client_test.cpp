@@ -6,19 +6,16 @@
 
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <cstdlib>
-#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "integration/certificates.hpp"
 #include "integration/checks.hpp"
 #include "support/child_process.hpp"
-#include "support/free_port.hpp"
+#include "support/haproxy_process.hpp"
 #include "support/http_client.hpp"
-#include "support/poll.hpp"
 #include "support/server_process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -30,41 +27,34 @@ namespace {
 /// haproxy terminating TLS in front of `backend`: `tls` asks for no client certificate, `mtls`
 /// requires one signed by the test CA.
 struct tls_proxy {
-  uint16_t tls = pick_free_port();
-  uint16_t mtls = pick_free_port();
-  std::unique_ptr<child_process> proc;
+  haproxy_process haproxy;
+  uint16_t tls = haproxy.ports()[0];
+  uint16_t mtls = haproxy.ports()[1];
 
-  tls_proxy(const certificates& certs, uint16_t backend) {
-    auto haproxy = find_program({"/usr/sbin/haproxy", "/usr/bin/haproxy"});
-    REQUIRE_FALSE(haproxy.empty());
-    auto cfg = certs.path("haproxy.cfg");
-    std::ofstream{cfg} << "global\n  maxconn 256\n"
-                       << "defaults\n  mode http\n  timeout connect 2s\n  timeout client 30s\n"
-                       << "  timeout server 30s\n  timeout tunnel 1h\n"
-                       << "frontend tls\n  bind 127.0.0.1:" << tls << " ssl crt "
-                       << certs.path("server-bundle.pem") << "\n  default_backend fencelock\n"
-                       << "frontend mtls\n  bind 127.0.0.1:" << mtls << " ssl crt "
-                       << certs.path("server-bundle.pem") << " verify required ca-file "
-                       << certs.path("ca.pem") << "\n  default_backend fencelock\n"
-                       << "backend fencelock\n  server a 127.0.0.1:" << backend << "\n";
-    proc = std::make_unique<child_process>(haproxy, std::vector<std::string>{"-db", "-f", cfg});
-    // Up once it accepts on both ports (a TLS handshake is not needed to know that).
-    bool up = eventually(
-      [&] {
-        if (!proc->running())
-          return true;
-        http_client a{tls, http_options{1s, false}};
-        http_client b{mtls, http_options{1s, false}};
-        auto ra = a.try_request("GET", "/healthz");
-        auto rb = b.try_request("GET", "/healthz");
-        return ra.what.find("refused") == std::string::npos
-               && rb.what.find("refused") == std::string::npos;
-      },
-      20s, 50ms);
-    INFO(proc->diagnostics());
-    REQUIRE(up);
-    REQUIRE(proc->running());
-  }
+  tls_proxy(const certificates& certs, uint16_t backend)
+      : haproxy{certs.path("haproxy.cfg"), 2,
+                [&](const std::vector<uint16_t>& ports) {
+                  std::ostringstream cfg;
+                  cfg << "global\n  maxconn 256\n"
+                      << "defaults\n  mode http\n  timeout connect 2s\n  timeout client 30s\n"
+                      << "  timeout server 30s\n  timeout tunnel 1h\n"
+                      << "frontend tls\n  bind 127.0.0.1:" << ports[0] << " ssl crt "
+                      << certs.path("server-bundle.pem") << "\n  default_backend fencelock\n"
+                      << "frontend mtls\n  bind 127.0.0.1:" << ports[1] << " ssl crt "
+                      << certs.path("server-bundle.pem") << " verify required ca-file "
+                      << certs.path("ca.pem") << "\n  default_backend fencelock\n"
+                      << "backend fencelock\n  server a 127.0.0.1:" << backend << "\n";
+                  return cfg.str();
+                },
+                // Up once it accepts on both ports (a TLS handshake is not needed to know that).
+                [](const std::vector<uint16_t>& ports) {
+                  for (uint16_t port : ports) {
+                    http_client c{port, http_options{1s, false}};
+                    if (c.try_request("GET", "/healthz").what.find("refused") != std::string::npos)
+                      return false;
+                  }
+                  return true;
+                }} {}
 };
 
 } // namespace
