@@ -25,9 +25,9 @@ inline std::string url_of(uint16_t port) {
   return "http://127.0.0.1:" + std::to_string(port);
 }
 
-/// Returns a loopback port that was free a moment ago and has no listener.
+/// Returns a loopback port with no listener, held closed for the rest of the test run.
 inline uint16_t closed_port() {
-  return pick_free_port();
+  return hold_closed_port();
 }
 
 /// The server binary serving `data_dir` on a fixed `port` (server_process always asks for
