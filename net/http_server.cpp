@@ -22,6 +22,7 @@
 #include <caf/sec.hpp>
 
 #include "net/http_session.hpp"
+#include "net/poll_window.hpp"
 #include "net/ws_session.hpp"
 
 namespace fencelock::net {
@@ -71,7 +72,10 @@ struct http_server::impl {
   /// Opens, binds and listens on the first endpoint of host:port that allows it.
   error_code listen();
   error_code listen_on(const tcp::endpoint& endpoint);
-  void run_io_thread();
+  /// Runs the I/O loop until it stops, polling for up to `poll_limit` before each sleep.
+  void run_io_thread(std::chrono::microseconds poll_limit);
+  /// Runs handlers until the io_context stops, polling as `window` says before each sleep.
+  void run_polling(poll_window& window);
   /// Waits until every I/O thread left run(), or until `drain_limit`; returns whether they did.
   bool wait_for_drain();
 
@@ -126,7 +130,11 @@ caf::error http_server::impl::start() {
         std::lock_guard<std::mutex> guard{mutex};
         ++threads_running;
       }
-      threads.emplace_back([this] { run_io_thread(); });
+      // One thread polls before it sleeps (net/poll_window.hpp); more would take turns for the
+      // same cores.
+      auto poll_limit = i == 0 ? std::chrono::microseconds{cfg.io_poll_us}
+                               : std::chrono::microseconds::zero();
+      threads.emplace_back([this, poll_limit] { run_io_thread(poll_limit); });
     }
   } catch (const std::exception& e) {
     {
@@ -175,10 +183,14 @@ error_code http_server::impl::listen_on(const tcp::endpoint& endpoint) {
   return ec;
 }
 
-void http_server::impl::run_io_thread() {
+void http_server::impl::run_io_thread(std::chrono::microseconds poll_limit) {
+  poll_window window{poll_limit};
   for (;;) {
     try {
-      ctx->ioc().run();
+      if (poll_limit > std::chrono::microseconds::zero())
+        run_polling(window);
+      else
+        ctx->ioc().run();
       break;
     } catch (const std::exception& e) {
       // Handlers do not throw by design; if one does (bad_alloc), keep serving the others.
@@ -190,6 +202,27 @@ void http_server::impl::run_io_thread() {
     --threads_running;
   }
   drained.notify_all();
+}
+
+void http_server::impl::run_polling(poll_window& window) {
+  using clock = std::chrono::steady_clock;
+  auto& ioc = ctx->ioc();
+  while (!ioc.stopped()) {
+    if (ioc.poll() > 0)
+      continue; // ran what was ready; look again before deciding to wait
+    auto began = clock::now();
+    auto until = began + window.current();
+    bool found = false;
+    while (!found && clock::now() < until)
+      found = ioc.poll() > 0;
+    if (found) {
+      window.caught();
+      continue;
+    }
+    if (ioc.run_one() == 0)
+      return; // stopped
+    window.slept(clock::now() - began);
+  }
 }
 
 void http_server::impl::do_accept() {

@@ -16,6 +16,9 @@ struct config {
   uint16_t port = 7070;
   /// Threads running the network I/O loop.
   uint32_t io_threads = 1;
+  /// Longest time, in µs, the (first) I/O thread polls for work before it sleeps; the window
+  /// adapts to the gaps between events (net/poll_window.hpp). 0 = never poll.
+  uint32_t io_poll_us = 500;
   /// Open client connections (HTTP and WebSocket); further ones get 503 and are closed.
   uint32_t max_connections = 10'000;
   /// Requests per second one connection may send (0 = no limit); faster gets 429

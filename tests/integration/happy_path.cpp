@@ -380,11 +380,13 @@ TEST_CASE("http_full_wait_queue_answers_429", "[integration]") {
   CHECK(require_lease(first_result.response).owner == "first");
 }
 
-TEST_CASE("http_and_websocket_are_served_over_several_io_threads", "[integration]") {
-  // With io-threads above 1 each connection runs on a strand of its own (net/http_server.cpp):
-  // concurrent clients, a waiter over HTTP and a holder over WebSocket all get their answers.
+namespace {
+
+/// Concurrent clients, a waiter over HTTP and a holder over WebSocket on a server started with
+/// `args`: every answer arrives, and the hand-off goes to the waiter.
+void serve_clients_and_a_handoff(std::vector<std::string> args) {
   temp_dir dir;
-  server_process server{dir.str(), {"--io-threads", "3"}};
+  server_process server{dir.str(), std::move(args)};
   constexpr int clients = 4;
   constexpr int cycles = 25;
   std::vector<int> done(clients, 0);
@@ -433,4 +435,17 @@ TEST_CASE("http_and_websocket_are_served_over_several_io_threads", "[integration
   REQUIRE(next);
   CHECK(next->owner == "http");
   CHECK(next->token > token);
+}
+
+} // namespace
+
+TEST_CASE("http_and_websocket_are_served_over_several_io_threads", "[integration]") {
+  // With io-threads above 1 each connection runs on a strand of its own, and only the first
+  // thread polls before it sleeps (net/http_server.cpp).
+  serve_clients_and_a_handoff({"--io-threads", "3"});
+}
+
+TEST_CASE("http_and_websocket_are_served_by_an_io_thread_that_never_polls", "[integration]") {
+  // io-poll-us = 0: the I/O thread sleeps in epoll_wait at once (the default polls first).
+  serve_clients_and_a_handoff({"--io-poll-us", "0"});
 }

@@ -72,6 +72,7 @@ void require_same(const config& x, const config& y) {
   CHECK(x.host == y.host);
   CHECK(x.port == y.port);
   CHECK(x.io_threads == y.io_threads);
+  CHECK(x.io_poll_us == y.io_poll_us);
   CHECK(x.body_limit == y.body_limit);
   CHECK(x.header_timeout_ms == y.header_timeout_ms);
   CHECK(x.body_timeout_ms == y.body_timeout_ms);
@@ -127,6 +128,7 @@ TEST_CASE("the shipped fencelock.conf sets every key", "[config]") {
   for (const std::string key : {"host",
                                 "port",
                                 "io-threads",
+                                "io-poll-us",
                                 "body-limit",
                                 "header-timeout-ms",
                                 "body-timeout-ms",
