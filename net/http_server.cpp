@@ -1,6 +1,8 @@
 #include "common/log.hpp"
 #include "net/http_server.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -213,8 +215,11 @@ void http_server::impl::run_polling(poll_window& window) {
     auto began = clock::now();
     auto until = began + window.current();
     bool found = false;
-    while (!found && clock::now() < until)
+    while (!found && clock::now() < until) {
       found = ioc.poll() > 0;
+      if (!found)
+        sched_yield(); // a worker woken onto this core runs before the poll goes on
+    }
     if (found) {
       window.caught();
       continue;
