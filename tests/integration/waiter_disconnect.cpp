@@ -119,10 +119,12 @@ TEST_CASE("closed_waiter_does_not_block_later_waiters", "[integration]") {
 namespace {
 
 /// Sends `request` on a fresh connection and closes it at once: a client that goes away right
-/// after asking, before the server can have answered (FIN, or RST when `abortive`).
+/// after asking, before the server can have answered (FIN, then RST when `abortive`). The FIN
+/// travels with the request, so the server sees the client gone by the time it could answer,
+/// however long this thread is held up between its calls (a loaded machine).
 void send_and_vanish(uint16_t port, const std::string& request, bool abortive) {
   raw_connection conn{port, 30s};
-  REQUIRE_FALSE(conn.send(request));
+  REQUIRE_FALSE(conn.send_and_shutdown(request));
   if (abortive)
     conn.reset();
   else

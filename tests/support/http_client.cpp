@@ -1,5 +1,9 @@
 #include "support/http_client.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
@@ -309,6 +313,21 @@ bool raw_connection::readable(std::chrono::milliseconds timeout) {
 void raw_connection::shutdown_send() {
   error_code ignored;
   impl_->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+}
+
+error_code raw_connection::send_and_shutdown(std::string_view bytes) {
+  // Corked, the bytes wait in the send queue; the FIN of the shutdown joins the queued segment
+  // and the kernel sends both at once.
+  auto& sock = impl_->stream.socket();
+  int on = 1;
+  ::setsockopt(sock.native_handle(), IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+  if (auto ec = send(bytes))
+    return ec;
+  error_code ec;
+  sock.shutdown(tcp::socket::shutdown_send, ec);
+  int off = 0;
+  ::setsockopt(sock.native_handle(), IPPROTO_TCP, TCP_CORK, &off, sizeof off);
+  return ec;
 }
 
 void raw_connection::close() {

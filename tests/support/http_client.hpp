@@ -137,6 +137,11 @@ public:
   /// Shuts down the sending side (the peer reads EOF, we can still read).
   void shutdown_send();
 
+  /// Writes `bytes` and shuts down the sending side in one TCP segment, so that the peer reads
+  /// the end of the stream together with the bytes: it cannot answer them before it can see
+  /// that we are gone. For bytes that fit one segment (a small request).
+  boost::system::error_code send_and_shutdown(std::string_view bytes);
+
   /// Closes the socket; later calls fail.
   void close();
 
