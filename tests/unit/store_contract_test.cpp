@@ -98,7 +98,7 @@ TEMPLATE_TEST_CASE("store contract", "[store]", memory_store_maker, sqlite_store
     CHECK(all["b"].released_seq == 3);
   }
 
-  SECTION("pruning deletes released records up to a number, never held ones") {
+  SECTION("pruning deletes the released records it names, never held ones") {
     store_batch batch;
     batch.locks.push_back(freed("r1", 1, 1));
     batch.locks.push_back(freed("r2", 2, 2));
@@ -106,13 +106,44 @@ TEMPLATE_TEST_CASE("store contract", "[store]", memory_store_maker, sqlite_store
     batch.locks.push_back(held("h", "o", 4, 1));
     REQUIRE_FALSE(store->commit(batch));
     store_batch prune;
-    prune.prune_released_through = 2;
+    prune.pruned = {"r1", "r2", "h", "never-used"};
     REQUIRE_FALSE(store->commit(prune));
     auto all = all_of(*store);
     CHECK(all.count("r1") == 0);
     CHECK(all.count("r2") == 0);
     CHECK(all.count("r3") == 1);
     CHECK(all.count("h") == 1);
+  }
+
+  SECTION("a name written held in the batch that prunes it stays") {
+    store_batch batch;
+    batch.locks.push_back(freed("r", 1, 1));
+    REQUIRE_FALSE(store->commit(batch));
+    store_batch regrant;
+    regrant.locks.push_back(held("r", "o", 2, 1));
+    regrant.pruned = {"r"};
+    REQUIRE_FALSE(store->commit(regrant));
+    auto all = all_of(*store);
+    REQUIRE(all.count("r") == 1);
+    CHECK(all["r"].held);
+  }
+
+  SECTION("a record is updated in place, then read back as last written") {
+    store_batch first;
+    first.locks.push_back(held("a", "alice", 1, 10));
+    REQUIRE_FALSE(store->commit(first));
+    store_batch second;
+    second.locks.push_back(freed("a", 1, 5));
+    REQUIRE_FALSE(store->commit(second));
+    store_batch third;
+    third.locks.push_back(held("a", "bob", 2, 20));
+    REQUIRE_FALSE(store->commit(third));
+    auto all = all_of(*store);
+    REQUIRE(all.size() == 1);
+    CHECK(all["a"].owner == "bob");
+    CHECK(all["a"].token == 2);
+    CHECK(all["a"].deadline_ns == 20);
+    CHECK(all["a"].released_seq == 0);
   }
 
   SECTION("the fence floor lies above the ceiling and every stored token") {
@@ -194,7 +225,7 @@ TEST_CASE("sqlite: a store from before pruning gets its released records numbere
     // The schema of earlier releases: no released_seq column.
     sqlite3* db = nullptr;
     REQUIRE(sqlite3_open((dir.path / "fencelock.db").c_str(), &db) == SQLITE_OK);
-    CHECK(sqlite3_exec(db, "DROP INDEX locks_released; ALTER TABLE locks DROP COLUMN released_seq;",
+    CHECK(sqlite3_exec(db, "ALTER TABLE locks DROP COLUMN released_seq;",
                        nullptr, nullptr, nullptr)
           == SQLITE_OK);
     sqlite3_close(db);
@@ -212,6 +243,40 @@ TEST_CASE("sqlite: a store from before pruning gets its released records numbere
   CHECK(numbers.back() == 30); // numbered 1..30: pruning can take them oldest first
   CHECK(all["live"].held);
   CHECK(*(*s)->fence_floor() == 100);
+}
+
+TEST_CASE("sqlite: the index of earlier releases is dropped on open", "[store]") {
+  // Releases that pruned by a range of release numbers kept an index that every write of a
+  // lock had to update; pruning by name needs none.
+  temp_dir dir;
+  { REQUIRE(sqlite_store::open(dir.path.string(), "boot-1", 0)); }
+  auto path = dir.path / "fencelock.db";
+  auto indexes = [&] {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    sqlite3_stmt* q = nullptr;
+    REQUIRE(sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
+                                   "AND name = 'locks_released'",
+                               -1, &q, nullptr)
+            == SQLITE_OK);
+    REQUIRE(sqlite3_step(q) == SQLITE_ROW);
+    auto n = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return n;
+  };
+  {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db,
+                       "CREATE INDEX locks_released ON locks(released_seq) WHERE owner IS NULL",
+                       nullptr, nullptr, nullptr)
+          == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  REQUIRE(indexes() == 1);
+  { REQUIRE(sqlite_store::open(dir.path.string(), "boot-1", 0)); }
+  CHECK(indexes() == 0);
 }
 
 // -- the lease table ----------------------------------------------------------------------------
@@ -237,11 +302,14 @@ void release_through(lease_table& table, const std::string& name, uint64_t token
 
 } // namespace
 
-TEST_CASE("lease table: records of released locks are kept for the latest releases", "[store]") {
-  memory_store store;
+TEMPLATE_TEST_CASE("lease table: records of released locks are kept for the latest releases",
+                   "[store]", memory_store_maker, sqlite_store_maker) {
+  TestType maker;
+  auto store = maker.open();
   lease_table table{100};
   for (int i = 0; i < 300; ++i)
-    release_through(table, "n" + std::to_string(1000 + i), static_cast<uint64_t>(i + 1), &store);
+    release_through(table, "n" + std::to_string(1000 + i), static_cast<uint64_t>(i + 1),
+                    store.get());
   int kept = 0;
   for (int i = 0; i < 300; ++i)
     kept += table.find("n" + std::to_string(1000 + i)).last_token != 0 ? 1 : 0;
@@ -252,9 +320,42 @@ TEST_CASE("lease table: records of released locks are kept for the latest releas
   // A pruned name reads as never used.
   CHECK(table.find("n1000").last_token == 0);
   // The durable store pruned the same records.
-  auto durable = all_of(store);
+  auto durable = all_of(*store);
   CHECK(durable.size() == table.size());
   CHECK(durable.count("n1000") == 0);
+}
+
+TEMPLATE_TEST_CASE("lease table: a batch that prunes keeps what it writes, as the store does",
+                   "[store]", memory_store_maker, sqlite_store_maker) {
+  // Names the batch re-grants or releases again are among the oldest releases: the table and
+  // the store must still agree on every record afterwards.
+  TestType maker;
+  auto store = maker.open();
+  lease_table table{4};
+  for (int i = 0; i < 6; ++i)
+    release_through(table, "o" + std::to_string(i), static_cast<uint64_t>(i + 1), store.get());
+  store_batch batch;
+  // o0 and o1 are pruned by now; o2 and o3 are the oldest releases kept.
+  batch.locks.push_back(held("o2", "again", 50, 1)); // held again
+  batch.locks.push_back(freed("o3", 51, 0));         // released again: the newest now
+  for (int i = 0; i < 3; ++i)
+    batch.locks.push_back(freed("new" + std::to_string(i), 60 + i, 0));
+  table.prepare(batch);
+  REQUIRE_FALSE(batch.pruned.empty());
+  REQUIRE_FALSE(store->commit(batch));
+  table.apply(batch);
+  auto durable = all_of(*store);
+  REQUIRE(durable.size() == table.size());
+  for (const auto& [name, rec] : durable) {
+    INFO(name);
+    auto mine = table.find(name);
+    CHECK(mine.held == rec.held);
+    CHECK(mine.last_token == rec.last_token);
+    CHECK(mine.released_seq == rec.released_seq);
+  }
+  CHECK(table.find("o2").held);
+  CHECK(table.find("o3").last_token == 51);
+  CHECK(durable.count("o4") == 0); // the oldest release left: pruned
 }
 
 TEST_CASE("lease table: held records are never pruned, and a re-grant leaves the order", "[store]") {

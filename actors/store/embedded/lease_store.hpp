@@ -45,8 +45,11 @@ struct store_batch {
   /// New fence ceiling, or 0 to leave it unchanged. It may be lower than the stored one: a clean
   /// stop gives back the unused rest of a reserved block (fence_issuer.hpp).
   uint64_t fence_ceiling = 0;
-  /// Deletes the released records numbered up to this (0 = none): they are no longer kept.
+  /// The lease table's bookkeeping: the released records numbered up to this are no longer
+  /// kept (0 = none); `pruned` names them as they stand after `locks`.
   uint64_t prune_released_through = 0;
+  /// Released records the store deletes, after writing `locks`; a name held by then stays.
+  std::vector<std::string> pruned;
 };
 
 class lease_store {
@@ -57,7 +60,7 @@ public:
   virtual caf::expected<std::vector<stored_lock>> load_all() = 0;
 
   /// Makes every write in `batch` durable in one transaction (later records of the same name
-  /// win), and deletes the released records it prunes.
+  /// win), and deletes the released records it names in `pruned`.
   virtual caf::error commit(const store_batch& batch) = 0;
 
   /// Returns the lowest token that may be issued next: at or above the durable fence ceiling and

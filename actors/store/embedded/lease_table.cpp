@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <mutex>
+#include <string_view>
+#include <unordered_map>
 
 namespace fencelock {
 
@@ -58,8 +60,21 @@ void lease_table::prepare(store_batch& batch) {
   for (auto& rec : batch.locks)
     rec.released_seq = rec.held ? 0 : ++seq;
   // Pruned a tenth of the bound at a time, so that most commits pay nothing for it.
-  if (seq > pruned_through_ + released_kept_ + released_kept_ / 10)
-    batch.prune_released_through = seq - released_kept_;
+  if (seq <= pruned_through_ + released_kept_ + released_kept_ / 10)
+    return;
+  auto through = seq - released_kept_;
+  batch.prune_released_through = through;
+  // The store deletes by name what apply() will drop: the records left released and numbered
+  // up to `through` once the batch is in. A name the batch writes takes its last record there.
+  std::unordered_map<std::string_view, const stored_lock*> last;
+  for (const auto& rec : batch.locks)
+    last[rec.name] = &rec;
+  for (auto i = released_.begin(); i != released_.end() && i->first <= through; ++i)
+    if (!last.contains(i->second))
+      batch.pruned.push_back(i->second);
+  for (const auto& [name, rec] : last)
+    if (!rec->held && rec->released_seq <= through)
+      batch.pruned.emplace_back(name);
 }
 
 void lease_table::apply(const store_batch& batch) {

@@ -27,10 +27,9 @@ caf::error memory_store::commit(const store_batch& batch) {
   std::lock_guard guard{mtx_};
   for (const auto& x : batch.locks)
     locks_[x.name] = x;
-  if (batch.prune_released_through != 0)
-    std::erase_if(locks_, [&](const auto& kv) {
-      return !kv.second.held && kv.second.released_seq <= batch.prune_released_through;
-    });
+  for (const auto& name : batch.pruned)
+    if (auto i = locks_.find(name); i != locks_.end() && !i->second.held)
+      locks_.erase(i);
   if (batch.fence_ceiling != 0)
     fence_ceiling_ = batch.fence_ceiling; // lower too, as SQLite: see store_batch
   ++commits_;

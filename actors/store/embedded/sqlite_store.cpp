@@ -18,9 +18,9 @@ namespace fencelock {
 namespace {
 
 // Each lock is one row. A released lock keeps its row, so that lastToken survives, until the
-// lease table prunes it among the oldest releases beyond the kept number (docs/durability.md).
-// The table is read once, at start-up; after that only written. A partial index finds the
-// released rows to prune without a scan.
+// lease table prunes it among the oldest releases beyond the kept number (docs/durability.md)
+// and names it for deletion. The table is read once, at start-up; after that only written, one
+// row at a time by its key: no secondary index to keep up on every write.
 constexpr const char* schema = R"(
   CREATE TABLE IF NOT EXISTS locks (
     name         TEXT PRIMARY KEY,
@@ -34,10 +34,11 @@ constexpr const char* schema = R"(
   CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
 )";
 
-// An index on a column that stores created before pruning lack: created after migrate().
-constexpr const char* indexes = R"(
+// Indexes of earlier releases, which pruned by a range of release numbers: each one cost every
+// write of a lock an index update (a third of a write's instructions).
+constexpr const char* old_indexes = R"(
   DROP INDEX IF EXISTS locks_held;
-  CREATE INDEX IF NOT EXISTS locks_released ON locks(released_seq) WHERE owner IS NULL;
+  DROP INDEX IF EXISTS locks_released;
 )";
 
 caf::error store_error(std::string msg) {
@@ -53,8 +54,9 @@ struct stmt_guard {
   }
 };
 
-void bind_text(sqlite3_stmt* stmt, int idx, const std::string& x) {
-  sqlite3_bind_text(stmt, idx, x.data(), static_cast<int>(x.size()), SQLITE_TRANSIENT);
+/// Binds `x` without a copy: it must outlive the statement's step (stmt_guard clears it).
+void bind_static(sqlite3_stmt* stmt, int idx, const std::string& x) {
+  sqlite3_bind_text(stmt, idx, x.data(), static_cast<int>(x.size()), SQLITE_STATIC);
 }
 
 std::string column_text(sqlite3_stmt* stmt, int idx) {
@@ -116,13 +118,19 @@ sqlite_store::open(const std::string& data_dir, const std::string& boot_id, int6
     return err;
   if (auto err = self->migrate())
     return err;
-  if (auto err = self->exec(indexes))
+  if (auto err = self->exec(old_indexes))
+    return err;
+  // A lock's row is updated in place when it exists (nearly always: a name comes back), else
+  // inserted; cheaper than an upsert, which tries the insert first.
+  if (auto err = self->prepare("UPDATE locks SET owner = ?2, token = ?3, ttl_ms = ?4, "
+                               "deadline_ns = ?5, last_token = ?6, released_seq = ?7 "
+                               "WHERE name = ?1",
+                               &self->update_))
     return err;
   if (auto err = self->prepare(
         "INSERT INTO locks (name, owner, token, ttl_ms, deadline_ns, last_token, released_seq) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(name) DO UPDATE SET owner = ?2, "
-        "token = ?3, ttl_ms = ?4, deadline_ns = ?5, last_token = ?6, released_seq = ?7",
-        &self->upsert_))
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        &self->insert_))
     return err;
   if (auto err = self->prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
                                &self->set_meta_))
@@ -131,7 +139,7 @@ sqlite_store::open(const std::string& data_dir, const std::string& boot_id, int6
                                "coalesce(released_seq, 0) FROM locks",
                                &self->all_))
     return err;
-  if (auto err = self->prepare("DELETE FROM locks WHERE owner IS NULL AND released_seq <= ?1",
+  if (auto err = self->prepare("DELETE FROM locks WHERE name = ?1 AND owner IS NULL",
                                &self->prune_))
     return err;
   if (auto err = self->prepare(
@@ -222,7 +230,7 @@ caf::error sqlite_store::adopt_boot(const std::string& boot_id, int64_t now_ns) 
   {
     stmt_guard guard{set_meta_};
     sqlite3_bind_text(set_meta_, 1, "boot_id", -1, SQLITE_STATIC);
-    bind_text(set_meta_, 2, boot_id);
+    bind_static(set_meta_, 2, boot_id);
     if (sqlite3_step(set_meta_) != SQLITE_DONE)
       return rollback("store boot id");
   }
@@ -230,7 +238,7 @@ caf::error sqlite_store::adopt_boot(const std::string& boot_id, int64_t now_ns) 
 }
 
 sqlite_store::~sqlite_store() {
-  for (auto* stmt : {upsert_, set_meta_, all_, floor_, prune_, begin_, commit_, rollback_})
+  for (auto* stmt : {update_, insert_, set_meta_, all_, floor_, prune_, begin_, commit_, rollback_})
     sqlite3_finalize(stmt);
   if (db_)
     sqlite3_close(db_);
@@ -287,22 +295,10 @@ caf::error sqlite_store::commit(const store_batch& batch) {
     return err;
   };
   for (const auto& x : batch.locks) {
-    stmt_guard guard{upsert_};
-    bind_text(upsert_, 1, x.name);
-    if (x.held)
-      bind_text(upsert_, 2, x.owner);
-    else
-      sqlite3_bind_null(upsert_, 2);
-    sqlite3_bind_int64(upsert_, 3, static_cast<int64_t>(x.token));
-    sqlite3_bind_int64(upsert_, 4, x.ttl_ms);
-    sqlite3_bind_int64(upsert_, 5, x.deadline_ns);
-    sqlite3_bind_int64(upsert_, 6, static_cast<int64_t>(x.last_token));
-    if (x.held)
-      sqlite3_bind_null(upsert_, 7);
-    else
-      sqlite3_bind_int64(upsert_, 7, static_cast<int64_t>(x.released_seq));
-    if (sqlite3_step(upsert_) != SQLITE_DONE)
-      return rollback("write lock");
+    if (auto err = write_lock(x)) { // read before the rollback, as above
+      step_once(rollback_, "rollback");
+      return err;
+    }
   }
   if (batch.fence_ceiling != 0) {
     stmt_guard guard{set_meta_};
@@ -311,9 +307,9 @@ caf::error sqlite_store::commit(const store_batch& batch) {
     if (sqlite3_step(set_meta_) != SQLITE_DONE)
       return rollback("write fence ceiling");
   }
-  if (batch.prune_released_through != 0) {
+  for (const auto& name : batch.pruned) {
     stmt_guard guard{prune_};
-    sqlite3_bind_int64(prune_, 1, static_cast<int64_t>(batch.prune_released_through));
+    bind_static(prune_, 1, name);
     if (sqlite3_step(prune_) != SQLITE_DONE)
       return rollback("prune released records");
   }
@@ -321,6 +317,39 @@ caf::error sqlite_store::commit(const store_batch& batch) {
     step_once(rollback_, "rollback");
     return err;
   }
+  return caf::none;
+}
+
+caf::error sqlite_store::write_lock(const stored_lock& x) {
+  // Columns ?1..?7 of both statements: name, owner, token, ttl_ms, deadline_ns, last_token,
+  // released_seq. The strings outlive the step: bound without a copy.
+  auto bind = [&x](sqlite3_stmt* stmt) {
+    bind_static(stmt, 1, x.name);
+    if (x.held)
+      bind_static(stmt, 2, x.owner);
+    else
+      sqlite3_bind_null(stmt, 2);
+    sqlite3_bind_int64(stmt, 3, static_cast<int64_t>(x.token));
+    sqlite3_bind_int64(stmt, 4, x.ttl_ms);
+    sqlite3_bind_int64(stmt, 5, x.deadline_ns);
+    sqlite3_bind_int64(stmt, 6, static_cast<int64_t>(x.last_token));
+    if (x.held)
+      sqlite3_bind_null(stmt, 7);
+    else
+      sqlite3_bind_int64(stmt, 7, static_cast<int64_t>(x.released_seq));
+  };
+  {
+    stmt_guard guard{update_};
+    bind(update_);
+    if (sqlite3_step(update_) != SQLITE_DONE)
+      return fail("write lock");
+    if (sqlite3_changes(db_) > 0)
+      return caf::none;
+  }
+  stmt_guard guard{insert_};
+  bind(insert_);
+  if (sqlite3_step(insert_) != SQLITE_DONE)
+    return fail("write lock");
   return caf::none;
 }
 

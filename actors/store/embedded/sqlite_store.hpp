@@ -39,10 +39,13 @@ private:
   caf::error adopt_boot(const std::string& boot_id, int64_t now_ns);
   caf::error migrate();
   caf::error check_integrity(const std::string& path);
+  /// Writes one lock's row (updated in place, else inserted) inside the open transaction.
+  caf::error write_lock(const stored_lock& x);
 
   sqlite3* db_ = nullptr;
   int lock_fd_ = -1;
-  sqlite3_stmt* upsert_ = nullptr;
+  sqlite3_stmt* update_ = nullptr;
+  sqlite3_stmt* insert_ = nullptr;
   sqlite3_stmt* set_meta_ = nullptr;
   sqlite3_stmt* all_ = nullptr;
   sqlite3_stmt* floor_ = nullptr;
