@@ -220,10 +220,8 @@ void http_server::impl::run_polling(poll_window& window) {
       if (!found)
         sched_yield(); // a worker woken onto this core runs before the poll goes on
     }
-    if (found) {
-      window.caught();
-      continue;
-    }
+    if (found)
+      continue; // polling paid off: the window stays
     if (ioc.run_one() == 0)
       return; // stopped
     window.slept(clock::now() - began);

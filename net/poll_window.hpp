@@ -37,10 +37,6 @@ public:
     return current_;
   }
 
-  /// Takes in that polling found work within the window: the window stays.
-  void caught() noexcept {
-  }
-
   /// Takes in that polling for the current window found no work, so the thread slept, and that
   /// work came `gap` after polling began. Grows the window if a longer one would have caught
   /// it, shrinks it if no window up to the limit would have.

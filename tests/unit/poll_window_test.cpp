@@ -47,15 +47,6 @@ TEST_CASE("a gap beyond the limit halves the window, down to nothing", "[poll_wi
   CHECK(w.current() == 0us);
 }
 
-TEST_CASE("work found while polling keeps the window", "[poll_window]") {
-  poll_window w{500us};
-  w.slept(50us);
-  w.slept(50us);
-  auto before = w.current();
-  w.caught();
-  CHECK(w.current() == before);
-}
-
 TEST_CASE("a limit of zero never polls", "[poll_window]") {
   poll_window w{0us};
   w.slept(1us);

@@ -45,11 +45,11 @@ struct store_batch {
   /// New fence ceiling, or 0 to leave it unchanged. It may be lower than the stored one: a clean
   /// stop gives back the unused rest of a reserved block (fence_issuer.hpp).
   uint64_t fence_ceiling = 0;
-  /// The lease table's bookkeeping: the released records numbered up to this are no longer
-  /// kept (0 = none); `pruned` names them as they stand after `locks`.
-  uint64_t prune_released_through = 0;
-  /// Released records the store deletes, after writing `locks`; a name held by then stays.
+  /// Released records deleted after `locks` are written (a name held by then stays): the
+  /// store deletes them, and the lease table drops them once the batch is durable.
   std::vector<std::string> pruned;
+  /// The lease table's bookkeeping: the release number up to which `pruned` leaves nothing.
+  uint64_t prune_released_through = 0;
 };
 
 class lease_store {

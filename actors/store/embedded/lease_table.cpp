@@ -96,13 +96,15 @@ void lease_table::apply(const store_batch& batch) {
       released_.emplace(rec.released_seq, rec.name);
     release_seq_ = std::max(release_seq_, rec.released_seq);
   }
-  if (batch.prune_released_through > pruned_through_) {
-    auto end = released_.upper_bound(batch.prune_released_through);
-    for (auto i = released_.begin(); i != end; ++i)
-      records_.erase(i->second);
-    released_.erase(released_.begin(), end);
-    pruned_through_ = batch.prune_released_through;
+  // The records the store deleted with this batch, as prepare() named them.
+  for (const auto& name : batch.pruned) {
+    auto i = records_.find(name);
+    if (i == records_.end() || i->second.held)
+      continue;
+    released_.erase(i->second.released_seq);
+    records_.erase(i);
   }
+  pruned_through_ = std::max(pruned_through_, batch.prune_released_through);
 }
 
 std::size_t lease_table::size() const {
