@@ -93,7 +93,11 @@ void set_log_format(log_format x) noexcept {
   current_format.store(x);
 }
 
-std::string iso_timestamp() {
+namespace {
+
+/// Appends the UTC time now as 2026-01-31T12:00:00.123Z: written into the line being built,
+/// with no string of its own (24 characters: one more than a string holds without the heap).
+void append_iso_timestamp(std::string& out) {
   using namespace std::chrono;
   auto now = system_clock::now();
   auto secs = system_clock::to_time_t(now);
@@ -109,14 +113,18 @@ std::string iso_timestamp() {
     cached_len = std::strftime(cached, sizeof(cached), "%Y-%m-%dT%H:%M:%S", &tm);
     cached_secs = secs;
   }
-  std::string out;
-  out.reserve(cached_len + 5);
+  const char fraction[] = {'.', static_cast<char>('0' + ms / 100),
+                           static_cast<char>('0' + ms / 10 % 10), static_cast<char>('0' + ms % 10),
+                           'Z'};
   out.append(cached, cached_len);
-  out += '.';
-  out += static_cast<char>('0' + ms / 100);
-  out += static_cast<char>('0' + ms / 10 % 10);
-  out += static_cast<char>('0' + ms % 10);
-  out += 'Z';
+  out.append(fraction, sizeof fraction);
+}
+
+} // namespace
+
+std::string iso_timestamp() {
+  std::string out;
+  append_iso_timestamp(out);
   return out;
 }
 
@@ -145,16 +153,15 @@ std::string log_line(log_level level, std::string_view event, const boost::json:
 log_line_builder::log_line_builder(log_level level, std::string_view event)
   : json_(current_format.load() == log_format::json) {
   line_.reserve(224);
-  auto ts = iso_timestamp();
   if (json_) {
     line_ += R"({"ts":")";
-    line_ += ts;
+    append_iso_timestamp(line_);
     line_ += R"(","level":")";
     line_ += to_string(level);
     line_ += R"(","event":)";
     append_json_string(line_, event);
   } else {
-    line_ += ts;
+    append_iso_timestamp(line_);
     line_ += ' ';
     line_ += to_string(level);
     line_ += ' ';
@@ -205,7 +212,7 @@ void log_rendered(log_level level, std::string line) {
   auto& log = logger();
   auto spd = spdlog_level(level);
   if (log.should_log(spd))
-    log.log(spd, "{}", line);
+    log.log(spd, spdlog::string_view_t{line}); // as it is: no format string to parse
 }
 
 bool log_enabled(log_level level) {
@@ -217,7 +224,8 @@ void log_event(log_level level, std::string_view event, const boost::json::objec
   auto spd = spdlog_level(level);
   if (!log.should_log(spd))
     return;
-  log.log(spd, "{}", log_line(level, event, fields));
+  auto line = log_line(level, event, fields);
+  log.log(spd, spdlog::string_view_t{line});
 }
 
 } // namespace fencelock

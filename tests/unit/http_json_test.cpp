@@ -407,7 +407,8 @@ TEST_CASE("a string is escaped as Boost.JSON escapes it, wherever the byte falls
           ++mismatches;
       }
   CHECK(mismatches == 0);
-  for (std::string_view x : {"", "\"\"\"\"\"\"\"\"\"", "orders/eu-1\\\n\x1f\x20~\x7f", "\x01\x02 ab \x1e\"c"})
+  for (std::string_view x : {"", "\"\"\"\"\"\"\"\"\"", "orders/eu-1\\\n\x1f\x20~\x7f", "\x01\x02 ab \x1e\"c",
+                             "\xc3\xa9\"\xff\x1f\x80\\a\x9f\x7f\x21\x5b\x5d\x1f\xa2\xdc"})
     CHECK(ours(x) == boosts(x));
 }
 
