@@ -78,7 +78,7 @@ void event_hub::unsubscribe(uint64_t id) {
 uint64_t event_hub::watch_lease(const std::string& name, sink on_end) {
   std::lock_guard<std::mutex> guard{mutex_};
   auto id = next_id_++;
-  watches_[name].push_back(watch{id, 0, std::move(on_end), {}});
+  watches_[name].watches.push_back(watch{id, 0, std::move(on_end)});
   watch_names_.emplace(id, name);
   ++listeners_;
   return id;
@@ -89,15 +89,17 @@ void event_hub::bind_lease_watch(uint64_t id, uint64_t token) {
   auto name = watch_names_.find(id);
   if (name == watch_names_.end() || token == 0)
     return;
-  auto& list = watches_[name->second];
-  auto w = std::find_if(list.begin(), list.end(), [id](const watch& x) { return x.id == id; });
-  if (w == list.end())
+  auto& lock = watches_[name->second];
+  auto w = std::find_if(lock.watches.begin(), lock.watches.end(),
+                        [id](const watch& x) { return x.id == id; });
+  if (w == lock.watches.end())
     return;
-  auto ended = std::find_if(w->ended_unbound.begin(), w->ended_unbound.end(),
+  auto ended = std::find_if(lock.recent_ends.begin(), lock.recent_ends.end(),
                             [token](const lock_event& ev) { return ev.token == token; });
-  if (ended == w->ended_unbound.end()) {
+  if (ended == lock.recent_ends.end()) {
     w->token = token;
-    w->ended_unbound.clear();
+    if (!lock.has_unbound())
+      lock.recent_ends.clear();
     return;
   }
   // The lease ended before its answer arrived.
@@ -114,14 +116,20 @@ void event_hub::unwatch_lease(uint64_t id) {
 }
 
 void event_hub::erase_watch(const std::string& name, uint64_t id) {
-  auto list = watches_.find(name);
-  if (list != watches_.end()) {
-    std::erase_if(list->second, [id](const watch& w) { return w.id == id; });
-    if (list->second.empty())
-      watches_.erase(list);
+  auto lock = watches_.find(name);
+  if (lock != watches_.end()) {
+    std::erase_if(lock->second.watches, [id](const watch& w) { return w.id == id; });
+    if (lock->second.watches.empty())
+      watches_.erase(lock);
+    else if (!lock->second.has_unbound())
+      lock->second.recent_ends.clear();
   }
   watch_names_.erase(id);
   --listeners_;
+}
+
+bool event_hub::watched_lock::has_unbound() const {
+  return std::any_of(watches.begin(), watches.end(), [](const watch& w) { return w.token == 0; });
 }
 
 void event_hub::deliver(subscription& sub, const lock_event& ev) {
@@ -158,17 +166,16 @@ void event_hub::publish(const lock_event& ev) {
       deliver(sub, ev);
   if (!ev.ends_lease())
     return;
-  auto list = watches_.find(ev.name);
-  if (list == watches_.end())
+  auto lock = watches_.find(ev.name);
+  if (lock == watches_.end())
     return;
   // A lease ends once: every watch of it fires (or, after its holder's own release, just goes).
-  auto& watches = list->second;
-  for (auto& w : watches) {
-    if (w.token != 0)
-      continue;
-    if (w.ended_unbound.size() == unbound_memory)
-      w.ended_unbound.erase(w.ended_unbound.begin());
-    w.ended_unbound.push_back(ev);
+  auto& watches = lock->second.watches;
+  if (lock->second.has_unbound()) {
+    auto& recent = lock->second.recent_ends;
+    if (recent.size() == unbound_memory)
+      recent.pop_front();
+    recent.push_back(ev);
   }
   auto ended = std::stable_partition(watches.begin(), watches.end(),
                                      [&](const watch& w) { return w.token != ev.token; });
@@ -180,7 +187,7 @@ void event_hub::publish(const lock_event& ev) {
   }
   watches.erase(ended, watches.end());
   if (watches.empty())
-    watches_.erase(list);
+    watches_.erase(lock);
 }
 
 std::size_t event_hub::subscriptions() const {

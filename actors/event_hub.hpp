@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -85,12 +86,23 @@ private:
     uint64_t id = 0;
     uint64_t token = 0; // 0 until bound
     sink on_end;
-    /// Lease ends seen while unbound, the last few; bind() looks for its token here.
-    std::vector<lock_event> ended_unbound;
   };
 
-  /// Lease ends an unbound watch remembers: more ends than this between an acquire and its
-  /// answer would take as many grants of the same lock.
+  /// The lease watches of one lock.
+  struct watched_lock {
+    std::vector<watch> watches;
+    /// The last lease ends published while some watch was unbound, oldest first; bind() looks
+    /// for its token here. One list per lock, not per watch: with a copy per unbound watch, a
+    /// hand-off of a lock with n waiters (each watching for the lease it waits for) cost n
+    /// copies of the event. An end from before a watch opened cannot carry that watch's token:
+    /// its acquire is answered later, with a lease that was live then.
+    std::deque<lock_event> recent_ends;
+
+    bool has_unbound() const;
+  };
+
+  /// Lease ends a lock remembers for its unbound watches: more ends than this between an
+  /// acquire and its answer would take as many grants of the same lock.
   static constexpr std::size_t unbound_memory = 16;
 
   /// Removes watch `id` of lock `name`; the caller holds the mutex.
@@ -101,7 +113,7 @@ private:
   mutable std::mutex mutex_;
   uint64_t next_id_ = 1;
   std::unordered_map<uint64_t, subscription> subscriptions_;
-  std::unordered_map<std::string, std::vector<watch>> watches_;
+  std::unordered_map<std::string, watched_lock> watches_;
   std::unordered_map<uint64_t, std::string> watch_names_;
   /// Subscriptions plus watches, read without the mutex so that a lock nobody listens to pays
   /// nothing for publishing.

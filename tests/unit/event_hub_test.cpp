@@ -153,3 +153,41 @@ TEST_CASE("a holder's own release ends the watch without firing; unwatch stops i
   hub.publish(event(lock_event_kind::expired, "a", 3, 1, lease_end_cause::expired));
   CHECK(fired == 1);
 }
+
+TEST_CASE("unbound watches of one lock share its recent lease ends") {
+  // A hot lock: every waiter watches for the lease it waits for, and each hand-off ends one
+  // lease while the rest are still unbound. Each watch finds its own lease's end at bind time
+  // among the last unbound_memory ends of the lock, whenever it opened.
+  event_hub hub;
+  std::vector<uint64_t> fired;
+  auto watch = [&] {
+    return hub.watch_lease("hot", [&](const lock_event& ev) { fired.push_back(ev.token); });
+  };
+  std::vector<uint64_t> early;
+  for (int i = 0; i < 40; ++i)
+    early.push_back(watch());
+  uint64_t token = 0;
+  auto end_next = [&] {
+    ++token;
+    hub.publish(event(lock_event_kind::acquired, "hot", token, 0));
+    hub.publish(event(lock_event_kind::expired, "hot", token, 1, lease_end_cause::expired));
+  };
+  for (int i = 0; i < 10; ++i)
+    end_next(); // tokens 1..10 end
+  auto late = watch();
+  for (int i = 0; i < 10; ++i)
+    end_next(); // tokens 11..20 end: the lock remembers 5..20
+  CHECK(fired.empty());
+  hub.bind_lease_watch(early[0], 3); // ended too long ago: forgotten, as documented
+  hub.bind_lease_watch(early[1], 5);
+  hub.bind_lease_watch(late, 12);
+  hub.bind_lease_watch(early[2], 21); // still live
+  CHECK(fired == std::vector<uint64_t>{5, 12});
+  end_next(); // 21 ends
+  CHECK(fired == std::vector<uint64_t>{5, 12, 21});
+  // Once bound, every watch hears of its own lease only.
+  for (std::size_t i = 3; i < early.size(); ++i)
+    hub.bind_lease_watch(early[i], 100 + i);
+  hub.publish(event(lock_event_kind::expired, "hot", 107, 1, lease_end_cause::expired));
+  CHECK(fired == std::vector<uint64_t>{5, 12, 21, 107});
+}
