@@ -47,10 +47,20 @@ std::optional<waiter_info> lock_state::take_waiter(uint64_t request_id) {
   return result;
 }
 
-waiter_info lock_state::pop_front() {
-  auto result = std::move(waiters.front());
-  waiters.erase(waiters.begin());
+waiter_info waiter_queue::pop_front() {
+  auto result = std::move(items_[head_]);
+  ++head_;
+  if (empty())
+    clear();
+  else if (head_ >= size()) { // the popped slots outnumber the waiters: drop them
+    items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
   return result;
+}
+
+waiter_info lock_state::pop_front() {
+  return waiters.pop_front();
 }
 
 std::vector<waiter_info> lock_state::take_overdue(caf::actor_clock::time_point now) {

@@ -38,6 +38,66 @@ enum class admission {
   reject_full, // the lock's queue is full: too_many_waiters
 };
 
+/*
+ * The FIFO of waiting acquires, oldest first: a vector and the index of its front. Popping the
+ * front (once per hand-off of a hot lock) moves nothing; the popped slots are reclaimed when
+ * they outnumber the waiters, so a pop costs O(1) amortized, where erasing the vector's first
+ * element moved every waiter behind it. Empty, it allocates nothing (a std::deque would, in
+ * its constructor), which matters with a million idle held locks.
+ */
+class waiter_queue {
+public:
+  using iterator = std::vector<waiter_info>::iterator;
+  using const_iterator = std::vector<waiter_info>::const_iterator;
+
+  iterator begin() noexcept {
+    return items_.begin() + static_cast<std::ptrdiff_t>(head_);
+  }
+  iterator end() noexcept {
+    return items_.end();
+  }
+  const_iterator begin() const noexcept {
+    return items_.begin() + static_cast<std::ptrdiff_t>(head_);
+  }
+  const_iterator end() const noexcept {
+    return items_.end();
+  }
+  bool empty() const noexcept {
+    return head_ == items_.size();
+  }
+  std::size_t size() const noexcept {
+    return items_.size() - head_;
+  }
+  waiter_info& front() noexcept {
+    return items_[head_];
+  }
+  const waiter_info& operator[](std::size_t i) const noexcept {
+    return items_[head_ + i];
+  }
+  void push_back(waiter_info w) {
+    items_.push_back(std::move(w));
+  }
+  /// Removes and returns the oldest waiter (there must be one).
+  waiter_info pop_front();
+  /// Removes waiters [first, last).
+  void erase(iterator first, iterator last) {
+    items_.erase(first, last);
+    if (empty())
+      clear();
+  }
+  void erase(iterator i) {
+    erase(i, i + 1);
+  }
+  void clear() noexcept {
+    items_.clear();
+    head_ = 0;
+  }
+
+private:
+  std::vector<waiter_info> items_; // [0, head_) are moved-from slots already popped
+  std::size_t head_ = 0;
+};
+
 struct lock_state {
   std::string name;
   /// The lease as the store last answered: one this instance granted, renewed or was asked to
@@ -49,9 +109,8 @@ struct lock_state {
   /// The request_id of the acquire granted `lease` here (0 = none): a grant whose answer never
   /// reached its client is undone by it.
   uint64_t grant_id = 0;
-  /// Waiting acquires, oldest first. A vector: queues are short and bounded, and an empty one
-  /// costs no allocation, which matters with a million idle held locks.
-  std::vector<waiter_info> waiters;
+  /// Waiting acquires, oldest first.
+  waiter_queue waiters;
 
   /// Decides what an acquire does. FIFO: while others wait, only the holder's own acquire goes
   /// ahead (as a renewal of the lease it holds).

@@ -1,6 +1,11 @@
 // The pure decisions of one lock, without actors: the lock actor's admission (lock_state), and
 // the embedded store's judgement of a lease (lock_record).
 
+#include <algorithm>
+#include <deque>
+#include <string>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include "actors/lock_state.hpp"
@@ -63,6 +68,81 @@ TEST_CASE("lock_state lets waiters give up at their own deadlines, in FIFO order
   CHECK(st.waiters[0].req.owner == "bob"); // the rest keep their order
   CHECK(st.waiters[1].req.owner == "dave");
   CHECK(st.earliest_deadline() == at(200));
+}
+
+TEST_CASE("the waiter queue stays FIFO through pops, withdrawals and timeouts", "[lock_state]") {
+  // A hot lock pops its front once per hand-off: checked against a std::deque through a long
+  // mix of every change the lock actor makes, so that the reclaimed front slots never show.
+  struct expected_waiter {
+    std::string owner;
+    uint64_t request_id;
+    bool short_wait; // times out at 10 ms
+  };
+  lock_state st;
+  std::deque<expected_waiter> model;
+  auto same = [&] {
+    if (st.waiters.size() != model.size() || st.waiters.empty() != model.empty())
+      return false;
+    std::size_t i = 0;
+    for (const auto& w : st.waiters)
+      if (w.req.owner != model[i++].owner)
+        return false;
+    return true;
+  };
+  uint64_t next = 1;
+  int mismatches = 0;
+  for (int step = 0; step < 5000; ++step) {
+    switch (step * 7919 % 11) { // a fixed, well-mixed sequence of operations
+      case 0:
+      case 1:
+      case 2:
+      case 3: {
+        expected_waiter w{"w" + std::to_string(next), next, next % 5 == 0};
+        ++next;
+        auto r = req(w.owner, 100);
+        r.request_id = w.request_id;
+        st.waiters.push_back(waiter_info{r, {}, {}, at(w.short_wait ? 10 : 1'000'000)});
+        model.push_back(w);
+        break;
+      }
+      case 4:
+      case 5:
+      case 6:
+        if (!model.empty()) {
+          if (st.pop_front().req.owner != model.front().owner)
+            ++mismatches;
+          model.pop_front();
+        }
+        break;
+      case 7: // a waiter in the middle withdraws
+        if (!model.empty()) {
+          auto middle = model.begin() + static_cast<std::ptrdiff_t>(model.size() / 2);
+          auto taken = st.take_waiter(middle->request_id);
+          if (!taken || taken->req.owner != middle->owner)
+            ++mismatches;
+          model.erase(middle);
+        }
+        break;
+      case 8: { // the short waits time out, oldest first
+        std::vector<std::string> expected, got;
+        for (const auto& w : model)
+          if (w.short_wait)
+            expected.push_back(w.owner);
+        std::erase_if(model, [](const expected_waiter& w) { return w.short_wait; });
+        for (const auto& w : st.take_overdue(at(10)))
+          got.push_back(w.req.owner);
+        if (got != expected)
+          ++mismatches;
+        break;
+      }
+      default:
+        break;
+    }
+    if (!same())
+      ++mismatches;
+  }
+  CHECK(mismatches == 0);
+  CHECK(next > 1000);
 }
 
 TEST_CASE("lock_state keeps what it must and nothing more", "[lock_state]") {
