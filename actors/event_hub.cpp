@@ -177,15 +177,21 @@ void event_hub::publish(const lock_event& ev) {
       recent.pop_front();
     recent.push_back(ev);
   }
-  auto ended = std::stable_partition(watches.begin(), watches.end(),
-                                     [&](const watch& w) { return w.token != ev.token; });
-  for (auto w = ended; w != watches.end(); ++w) {
+  // The watches of a lock are in no order: one that fires takes the last one's place, so that
+  // a hot lock's hand-off moves no watch of the waiters behind it.
+  for (std::size_t i = 0; i < watches.size();) {
+    if (watches[i].token != ev.token) {
+      ++i;
+      continue;
+    }
     if (!ended_by_holder(ev.cause))
-      w->on_end(ev);
-    watch_names_.erase(w->id);
+      watches[i].on_end(ev);
+    watch_names_.erase(watches[i].id);
     --listeners_;
+    if (i + 1 != watches.size())
+      watches[i] = std::move(watches.back());
+    watches.pop_back();
   }
-  watches.erase(ended, watches.end());
   if (watches.empty())
     watches_.erase(lock);
 }
