@@ -99,7 +99,7 @@ void event_hub::bind_lease_watch(uint64_t id, uint64_t token) {
   if (ended == lock.recent_ends.end()) {
     w->token = token;
     if (!lock.has_unbound())
-      lock.recent_ends.clear();
+      lock.forget_ends();
     return;
   }
   // The lease ended before its answer arrived.
@@ -122,10 +122,24 @@ void event_hub::erase_watch(const std::string& name, uint64_t id) {
     if (lock->second.watches.empty())
       watches_.erase(lock);
     else if (!lock->second.has_unbound())
-      lock->second.recent_ends.clear();
+      lock->second.forget_ends();
   }
   watch_names_.erase(id);
   --listeners_;
+}
+
+void event_hub::watched_lock::remember_end(const lock_event& ev) {
+  if (recent_ends.size() < unbound_memory) {
+    recent_ends.push_back(ev);
+    return;
+  }
+  recent_ends[oldest_end] = ev;
+  oldest_end = (oldest_end + 1) % unbound_memory;
+}
+
+void event_hub::watched_lock::forget_ends() {
+  recent_ends = {}; // its memory too: the lock's watches may stay bound for long
+  oldest_end = 0;
 }
 
 bool event_hub::watched_lock::has_unbound() const {
@@ -171,12 +185,8 @@ void event_hub::publish(const lock_event& ev) {
     return;
   // A lease ends once: every watch of it fires (or, after its holder's own release, just goes).
   auto& watches = lock->second.watches;
-  if (lock->second.has_unbound()) {
-    auto& recent = lock->second.recent_ends;
-    if (recent.size() == unbound_memory)
-      recent.pop_front();
-    recent.push_back(ev);
-  }
+  if (lock->second.has_unbound())
+    lock->second.remember_end(ev);
   // The watches of a lock are in no order: one that fires takes the last one's place, so that
   // a hot lock's hand-off moves no watch of the waiters behind it.
   for (std::size_t i = 0; i < watches.size();) {

@@ -15,7 +15,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -91,13 +90,18 @@ private:
   /// The lease watches of one lock.
   struct watched_lock {
     std::vector<watch> watches;
-    /// The last lease ends published while some watch was unbound, oldest first; bind() looks
-    /// for its token here. One list per lock, not per watch: with a copy per unbound watch, a
-    /// hand-off of a lock with n waiters (each watching for the lease it waits for) cost n
-    /// copies of the event. An end from before a watch opened cannot carry that watch's token:
-    /// its acquire is answered later, with a lease that was live then.
-    std::deque<lock_event> recent_ends;
+    /// The last lease ends published while some watch was unbound, at most unbound_memory, in
+    /// no order (the oldest is overwritten); bind() looks for its token here. One list per
+    /// lock, not per watch: with a copy per unbound watch, a hand-off of a lock with n waiters
+    /// (each watching for the lease it waits for) cost n copies of the event. An end from
+    /// before a watch opened cannot carry that watch's token: its acquire is answered later,
+    /// with a lease that was live then. A vector, not a std::deque, which allocates when
+    /// constructed: every held lease watched from a WebSocket has an entry here.
+    std::vector<lock_event> recent_ends;
+    std::size_t oldest_end = 0; // the slot the next end takes once recent_ends is full
 
+    void remember_end(const lock_event& ev);
+    void forget_ends();
     bool has_unbound() const;
   };
 
