@@ -4,6 +4,8 @@
 #include <array>
 #include <tuple>
 
+#include <prometheus/metric_family.h>
+#include <prometheus/metric_type.h>
 #include <prometheus/text_serializer.h>
 
 namespace fencelock {
@@ -19,7 +21,7 @@ constexpr std::array<lease_end_cause, 6> end_causes{
 
 // 100 µs to 10 s, roughly 1-2.5-5 per decade: store writes (fsync) land in the middle, waiting
 // acquires at the top.
-prometheus::Histogram::BucketBoundaries duration_buckets() {
+std::vector<double> duration_buckets() {
   return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
           0.1,    0.25,    0.5,    1.0,   2.5,    5.0,   10.0};
 }
@@ -31,10 +33,6 @@ metrics::metrics()
                   .Name("fencelock_operations_total")
                   .Help("Client operations finished, by operation and outcome (ok or error code)")
                   .Register(registry_)),
-    durations_(prometheus::BuildHistogram()
-                 .Name("fencelock_operation_duration_seconds")
-                 .Help("Time from receiving a client operation to answering it, in seconds")
-                 .Register(registry_)),
     lease_ends_(prometheus::BuildCounter()
                   .Name("fencelock_lease_ends_total")
                   .Help("Leases ended by this instance, by cause (released, expired, "
@@ -86,36 +84,6 @@ metrics::metrics()
               .Help("How late the network I/O loop last ran a 100 ms timer, in seconds")
               .Register(registry_)
               .Add({})),
-    wait_(prometheus::BuildHistogram()
-            .Name("fencelock_lock_wait_seconds")
-            .Help("Time a granted acquire waited in its lock's queue, in seconds")
-            .Register(registry_)
-            .Add({}, duration_buckets())),
-    store_writes_(prometheus::BuildHistogram()
-                    .Name("fencelock_store_write_seconds")
-                    .Help("Round trip of one lease write to the store (queue and group commit "
-                          "included), in seconds")
-                    .Register(registry_)
-                    .Add({}, duration_buckets())),
-    commits_(prometheus::BuildHistogram()
-               .Name("fencelock_store_commit_seconds")
-               .Help("One group commit of the embedded store, fsync included, in seconds")
-               .Register(registry_)
-               .Add({}, duration_buckets())),
-    commit_writes_(prometheus::BuildHistogram()
-                     .Name("fencelock_store_commit_writes")
-                     .Help("Writes made durable together by one group commit of the embedded "
-                           "store")
-                     .Register(registry_)
-                     .Add({}, prometheus::Histogram::BucketBoundaries{1, 2, 4, 8, 16, 32, 64, 128,
-                                                                      256, 512, 1024})),
-    mailbox_depth_(prometheus::BuildHistogram()
-                     .Name("fencelock_lock_mailbox_depth")
-                     .Help("Messages waiting in a lock actor's mailbox when it took up a client "
-                           "request")
-                     .Register(registry_)
-                     .Add({}, prometheus::Histogram::BucketBoundaries{0, 1, 2, 4, 8, 16, 32, 64,
-                                                                      128, 256, 512, 1024})),
     stalls_(prometheus::BuildCounter()
               .Name("fencelock_stalls_total")
               .Help("Stalls of the process noticed by the watchdog (each opens a grace window)")
@@ -129,12 +97,30 @@ metrics::metrics()
   // Series that exist from the start read 0 instead of being absent.
   static_assert(operations.size() == std::tuple_size_v<decltype(op_series_)>);
   static_assert(end_causes.size() == std::tuple_size_v<decltype(lease_end_series_)>);
+  add_family("fencelock_operation_duration_seconds",
+             "Time from receiving a client operation to answering it, in seconds");
   for (std::size_t i = 0; i < operations.size(); ++i) {
     std::string op{operations[i]};
     op_series_[i].ok = &operations_.Add({{"op", op}, {"outcome", "ok"}});
-    op_series_[i].duration = &durations_.Add({{"op", op}}, duration_buckets());
+    op_series_[i].duration = &add_series({{"op", op}}, duration_buckets());
     shed_.Add({{"op", op}});
   }
+  add_family("fencelock_lock_wait_seconds",
+             "Time a granted acquire waited in its lock's queue, in seconds");
+  wait_ = &add_series({}, duration_buckets());
+  add_family("fencelock_store_write_seconds",
+             "Round trip of one lease write to the store (queue and group commit included), in "
+             "seconds");
+  store_writes_ = &add_series({}, duration_buckets());
+  add_family("fencelock_store_commit_seconds",
+             "One group commit of the embedded store, fsync included, in seconds");
+  commits_ = &add_series({}, duration_buckets());
+  add_family("fencelock_store_commit_writes",
+             "Writes made durable together by one group commit of the embedded store");
+  commit_writes_ = &add_series({}, {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024});
+  add_family("fencelock_lock_mailbox_depth",
+             "Messages waiting in a lock actor's mailbox when it took up a client request");
+  mailbox_depth_ = &add_series({}, {0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024});
   for (std::size_t i = 0; i < end_causes.size(); ++i)
     lease_end_series_[i] = &lease_ends_.Add({{"cause", std::string{to_string(end_causes[i])}}});
 }
@@ -144,12 +130,13 @@ void metrics::record_operation(std::string_view op, std::string_view outcome,
   auto seconds = std::chrono::duration<double>(elapsed).count();
   auto known = std::find(operations.begin(), operations.end(), op);
   if (known == operations.end()) {
+    // Every operation the service runs is in `operations`; one that is not (a bug) is still
+    // counted, though its duration has no series.
     operations_.Add({{"op", std::string{op}}, {"outcome", std::string{outcome}}}).Increment();
-    durations_.Add({{"op", std::string{op}}}, duration_buckets()).Observe(seconds);
     return;
   }
   auto& series = op_series_[static_cast<std::size_t>(known - operations.begin())];
-  series.duration->Observe(seconds);
+  series.duration->observe(seconds);
   if (outcome == "ok")
     series.ok->Increment();
   else
@@ -185,17 +172,17 @@ void metrics::set_load(int64_t in_flight, int64_t waiting, std::size_t subscript
 }
 
 void metrics::record_wait(std::chrono::steady_clock::duration waited) {
-  wait_.Observe(std::chrono::duration<double>(waited).count());
+  wait_->observe(std::chrono::duration<double>(waited).count());
 }
 
 void metrics::record_store_write(std::chrono::steady_clock::duration elapsed) {
-  store_writes_.Observe(std::chrono::duration<double>(elapsed).count());
+  store_writes_->observe(std::chrono::duration<double>(elapsed).count());
   store_latency_.add(elapsed, std::chrono::steady_clock::now());
 }
 
 void metrics::record_commit(std::chrono::steady_clock::duration took, std::size_t writes) {
-  commits_.Observe(std::chrono::duration<double>(took).count());
-  commit_writes_.Observe(static_cast<double>(writes));
+  commits_->observe(std::chrono::duration<double>(took).count());
+  commit_writes_->observe(static_cast<double>(writes));
 }
 
 double metrics::store_write_average_ms() const {
@@ -203,7 +190,7 @@ double metrics::store_write_average_ms() const {
 }
 
 void metrics::record_mailbox_depth(std::size_t depth) {
-  mailbox_depth_.Observe(static_cast<double>(depth));
+  mailbox_depth_->observe(static_cast<double>(depth));
 }
 
 void metrics::stall_detected(std::chrono::steady_clock::time_point began,
@@ -224,8 +211,29 @@ void metrics::set_websocket_sessions(std::size_t n) {
   websocket_sessions_.Set(static_cast<double>(n));
 }
 
+void metrics::add_family(std::string name, std::string help) {
+  histograms_.push_back({std::move(name), std::move(help), {}});
+}
+
+striped_histogram& metrics::add_series(std::vector<prometheus::ClientMetric::Label> labels,
+                                       std::vector<double> bounds) {
+  auto& family = histograms_.back();
+  family.series.push_back(std::make_unique<histogram_series>(
+    histogram_series{std::move(labels), striped_histogram{std::move(bounds)}}));
+  return family.series.back()->histogram;
+}
+
 std::string metrics::scrape() const {
-  return prometheus::TextSerializer{}.Serialize(registry_.Collect());
+  auto families = registry_.Collect();
+  for (const auto& h : histograms_) {
+    prometheus::MetricFamily family{h.name, h.help, prometheus::MetricType::Histogram, {}};
+    for (const auto& series : h.series) {
+      family.metric.push_back(series->histogram.collect());
+      family.metric.back().label = series->labels;
+    }
+    families.push_back(std::move(family));
+  }
+  return prometheus::TextSerializer{}.Serialize(families);
 }
 
 } // namespace fencelock

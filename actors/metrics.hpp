@@ -1,8 +1,10 @@
 #pragma once
 
 // The service's Prometheus metrics: one object per service, shared by the service (operation
-// counts and latencies) and its lock actors (lease grants and ends). prometheus-cpp metrics are
-// thread-safe, so any actor or caller thread may update them.
+// counts and latencies) and its lock actors (lease grants and ends). Every update is
+// thread-safe, so any actor or caller thread may make it. Counters and gauges are
+// prometheus-cpp's; the histograms that every operation updates are striped_histograms, kept
+// beside the registry and added to its families at scrape.
 
 #include <array>
 #include <chrono>
@@ -11,14 +13,15 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
-#include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
 #include "actors/latency_watch.hpp"
+#include "actors/striped_histogram.hpp"
 #include "fencelock/events.hpp" // lease_end_cause: the `cause` label of lease ends
 
 namespace fencelock {
@@ -91,7 +94,6 @@ private:
   latency_watch store_latency_;
   prometheus::Registry registry_;
   prometheus::Family<prometheus::Counter>& operations_;
-  prometheus::Family<prometheus::Histogram>& durations_;
   prometheus::Family<prometheus::Counter>& lease_ends_;
   prometheus::Gauge& locks_held_;
   prometheus::Gauge& lock_actors_;
@@ -102,19 +104,38 @@ private:
   prometheus::Gauge& shedding_;
   prometheus::Gauge& websocket_sessions_;
   prometheus::Gauge& io_lag_;
-  prometheus::Histogram& wait_;
-  prometheus::Histogram& store_writes_;
-  prometheus::Histogram& commits_;
-  prometheus::Histogram& commit_writes_;
-  prometheus::Histogram& mailbox_depth_;
   prometheus::Counter& stalls_;
   prometheus::Counter& deferred_expiries_;
+  /// A histogram family outside the registry: its series, each with its labels, are added to
+  /// the scrape as one family of type histogram.
+  struct histogram_series {
+    std::vector<prometheus::ClientMetric::Label> labels;
+    striped_histogram histogram;
+  };
+  struct histogram_family {
+    std::string name;
+    std::string help;
+    std::vector<std::unique_ptr<histogram_series>> series;
+  };
+  std::vector<histogram_family> histograms_;
+
+  /// Starts a histogram family outside the registry.
+  void add_family(std::string name, std::string help);
+  /// Adds a series to the family started last; returns it.
+  striped_histogram& add_series(std::vector<prometheus::ClientMetric::Label> labels,
+                                std::vector<double> bounds);
+
+  striped_histogram* wait_ = nullptr;
+  striped_histogram* store_writes_ = nullptr;
+  striped_histogram* commits_ = nullptr;
+  striped_histogram* commit_writes_ = nullptr;
+  striped_histogram* mailbox_depth_ = nullptr;
   /// Each operation's series that every call of it updates (its ok count and its duration), and
   /// each lease end cause's count, looked up once: Family::Add builds a label map, allocates and
   /// takes the family's mutex every time.
   struct op_series {
     prometheus::Counter* ok = nullptr;
-    prometheus::Histogram* duration = nullptr;
+    striped_histogram* duration = nullptr;
   };
   std::array<op_series, 8> op_series_;
   std::array<prometheus::Counter*, 6> lease_end_series_{};
