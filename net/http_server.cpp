@@ -349,13 +349,15 @@ void http_server::impl::stop() {
     if (!wait_for_drain())
       log_event(log_level::warn, "http_stop_forced", {{"drain_limit_s", drain_limit.count()}});
   }
-  // Every session has ended: what may be left on the loop are timers of closed sockets.
+  // Every session has ended: what may be left on the loop are timers and aborted operations of
+  // closed sockets, whose handlers still hold their sessions.
   ctx->ioc().stop();
   keep_running.reset();
   for (auto& thread : threads)
     if (thread.joinable())
       thread.join();
   threads.clear();
+  ctx->destroy_pending_handlers();
 }
 
 http_server::http_server(service& svc, const config& cfg, std::shared_ptr<authenticator> auth,

@@ -49,6 +49,14 @@ public:
     return ioc_;
   }
 
+  /// Destroys every handler still queued or waiting on the io_context, once no thread runs it
+  /// any more (server stop). A handler holds its session and the session holds this context, so
+  /// one left queued by a stopped loop (the aborted read of a socket closed just before) would
+  /// keep both alive for good. The io_context runs nothing after this.
+  void destroy_pending_handlers() {
+    ioc_.shutdown();
+  }
+
   /// Returns the lock service the sessions call.
   service& svc() noexcept {
     return svc_;
@@ -113,7 +121,12 @@ public:
   }
 
 private:
-  boost::asio::io_context ioc_;
+  /// An io_context whose services can be shut down before it is destroyed.
+  struct closable_io_context : boost::asio::io_context {
+    using boost::asio::io_context::shutdown;
+  };
+
+  closable_io_context ioc_;
   service& svc_;
   const config cfg_;
   const std::shared_ptr<authenticator> auth_;
