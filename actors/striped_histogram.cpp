@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 namespace fencelock {
 
@@ -20,7 +21,8 @@ std::size_t this_threads_stripe(std::size_t stripes) {
 striped_histogram::striped_histogram(std::vector<double> bounds)
   : bounds_(std::move(bounds)), stripes_(std::make_unique<stripe[]>(stripes)) {
   if (bounds_.size() > max_bounds || !std::is_sorted(bounds_.begin(), bounds_.end()))
-    throw std::invalid_argument("striped_histogram: at most 24 ascending bounds");
+    throw std::invalid_argument("striped_histogram: at most " + std::to_string(max_bounds) +
+                                " ascending bounds");
 }
 
 void striped_histogram::observe(double value) noexcept {
