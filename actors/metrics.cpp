@@ -101,7 +101,7 @@ metrics::metrics()
              "Time from receiving a client operation to answering it, in seconds");
   for (std::size_t i = 0; i < operations.size(); ++i) {
     std::string op{operations[i]};
-    op_series_[i].ok = &operations_.Add({{"op", op}, {"outcome", "ok"}});
+    op_series_[i].ok.shown = &operations_.Add({{"op", op}, {"outcome", "ok"}});
     op_series_[i].duration = &add_series({{"op", op}}, duration_buckets());
     shed_.Add({{"op", op}});
   }
@@ -122,7 +122,8 @@ metrics::metrics()
              "Messages waiting in a lock actor's mailbox when it took up a client request");
   mailbox_depth_ = &add_series({}, {0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024});
   for (std::size_t i = 0; i < end_causes.size(); ++i)
-    lease_end_series_[i] = &lease_ends_.Add({{"cause", std::string{to_string(end_causes[i])}}});
+    lease_end_series_[i].shown =
+      &lease_ends_.Add({{"cause", std::string{to_string(end_causes[i])}}});
 }
 
 void metrics::record_operation(std::string_view op, std::string_view outcome,
@@ -138,7 +139,7 @@ void metrics::record_operation(std::string_view op, std::string_view outcome,
   auto& series = op_series_[static_cast<std::size_t>(known - operations.begin())];
   series.duration->observe(seconds);
   if (outcome == "ok")
-    series.ok->Increment();
+    series.ok.count.increment();
   else
     operations_.Add({{"op", std::string{op}}, {"outcome", std::string{outcome}}}).Increment();
 }
@@ -146,17 +147,17 @@ void metrics::record_operation(std::string_view op, std::string_view outcome,
 void metrics::count_lease_end(lease_end_cause cause) {
   auto known = std::find(end_causes.begin(), end_causes.end(), cause);
   if (known != end_causes.end())
-    lease_end_series_[static_cast<std::size_t>(known - end_causes.begin())]->Increment();
+    lease_end_series_[static_cast<std::size_t>(known - end_causes.begin())].count.increment();
   else
     lease_ends_.Add({{"cause", std::string{to_string(cause)}}}).Increment();
 }
 
 void metrics::set_locks_held(int64_t n) {
-  locks_held_.Set(static_cast<double>(n));
+  locks_held_now_.store(n, std::memory_order_relaxed);
 }
 
 void metrics::set_lock_actors(std::size_t n) {
-  lock_actors_.Set(static_cast<double>(n));
+  lock_actors_now_.store(static_cast<int64_t>(n), std::memory_order_relaxed);
 }
 
 void metrics::record_shed(std::string_view op) {
@@ -224,6 +225,19 @@ striped_histogram& metrics::add_series(std::vector<prometheus::ClientMetric::Lab
 }
 
 std::string metrics::scrape() const {
+  std::lock_guard<std::mutex> guard{scrape_mutex_};
+  auto mirror = [](const mirrored_counter& c) {
+    auto shown = c.shown->Value();
+    auto now = static_cast<double>(c.count.value());
+    if (now > shown)
+      c.shown->Increment(now - shown);
+  };
+  for (const auto& op : op_series_)
+    mirror(op.ok);
+  for (const auto& end : lease_end_series_)
+    mirror(end);
+  locks_held_.Set(static_cast<double>(locks_held_now_.load(std::memory_order_relaxed)));
+  lock_actors_.Set(static_cast<double>(lock_actors_now_.load(std::memory_order_relaxed)));
   auto families = registry_.Collect();
   for (const auto& h : histograms_) {
     prometheus::MetricFamily family{h.name, h.help, prometheus::MetricType::Histogram, {}};

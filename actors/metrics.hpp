@@ -3,14 +3,17 @@
 // The service's Prometheus metrics: one object per service, shared by the service (operation
 // counts and latencies) and its lock actors (lease grants and ends). Every update is
 // thread-safe, so any actor or caller thread may make it. Counters and gauges are
-// prometheus-cpp's; the histograms that every operation updates are striped_histograms, kept
-// beside the registry and added to its families at scrape.
+// prometheus-cpp's, except what every operation updates: its histograms are striped_histograms,
+// kept beside the registry and added to its families at scrape; its counts are striped_counters
+// and its gauges plain atomics, copied into their prometheus-cpp series at scrape.
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +24,7 @@
 #include <prometheus/registry.h>
 
 #include "actors/latency_watch.hpp"
+#include "actors/striped_counter.hpp"
 #include "actors/striped_histogram.hpp"
 #include "fencelock/events.hpp" // lease_end_cause: the `cause` label of lease ends
 
@@ -130,15 +134,26 @@ private:
   striped_histogram* commits_ = nullptr;
   striped_histogram* commit_writes_ = nullptr;
   striped_histogram* mailbox_depth_ = nullptr;
+  /// A count that the hot path keeps striped, and the registry's series that shows it, brought
+  /// up to date at scrape.
+  struct mirrored_counter {
+    striped_counter count;
+    prometheus::Counter* shown = nullptr;
+  };
   /// Each operation's series that every call of it updates (its ok count and its duration), and
   /// each lease end cause's count, looked up once: Family::Add builds a label map, allocates and
   /// takes the family's mutex every time.
   struct op_series {
-    prometheus::Counter* ok = nullptr;
+    mirrored_counter ok;
     striped_histogram* duration = nullptr;
   };
   std::array<op_series, 8> op_series_;
-  std::array<prometheus::Counter*, 6> lease_end_series_{};
+  std::array<mirrored_counter, 6> lease_end_series_;
+  /// The gauges that the store and the registry set on every change, copied at scrape.
+  std::atomic<int64_t> locks_held_now_{0};
+  std::atomic<int64_t> lock_actors_now_{0};
+  /// Scrapes bring the mirrors up to date one at a time.
+  mutable std::mutex scrape_mutex_;
 };
 
 } // namespace fencelock

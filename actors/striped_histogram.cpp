@@ -5,18 +5,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "actors/thread_stripe.hpp"
+
 namespace fencelock {
-
-namespace {
-
-/// The stripe this thread writes to: threads are dealt stripes in turn as they first observe.
-std::size_t this_threads_stripe(std::size_t stripes) {
-  static std::atomic<std::size_t> next{0};
-  thread_local const std::size_t mine = next.fetch_add(1, std::memory_order_relaxed);
-  return mine % stripes;
-}
-
-} // namespace
 
 striped_histogram::striped_histogram(std::vector<double> bounds)
   : bounds_(std::move(bounds)), stripes_(std::make_unique<stripe[]>(stripes)) {
@@ -28,7 +19,7 @@ striped_histogram::striped_histogram(std::vector<double> bounds)
 void striped_histogram::observe(double value) noexcept {
   auto bucket = static_cast<std::size_t>(
     std::lower_bound(bounds_.begin(), bounds_.end(), value) - bounds_.begin());
-  auto& s = stripes_[this_threads_stripe(stripes)];
+  auto& s = stripes_[thread_stripe(stripes)];
   s.counts[bucket].fetch_add(1, std::memory_order_relaxed);
   s.sum.fetch_add(value, std::memory_order_relaxed);
 }

@@ -7,7 +7,9 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <thread>
 #include <variant>
+#include <vector>
 
 #include "actors/metrics.hpp"
 #include "fencelock/config.hpp"
@@ -62,6 +64,41 @@ TEST_CASE("metrics count operations and their durations", "[metrics]") {
   auto sum = sample(text, R"(fencelock_operation_duration_seconds_sum{op="acquire"})");
   REQUIRE(sum);
   CHECK(*sum == Approx(0.022));
+}
+
+TEST_CASE("every scrape shows the counts made until it, however many scrapes run", "[metrics]") {
+  // The hot counts live beside the registry and are copied into it at scrape: a copy must add
+  // only what is new, also when scrapes run at once.
+  fencelock::metrics m;
+  m.record_operation("release", "ok", 1ms);
+  m.count_lease_end(lease_end_cause::released);
+  m.set_lock_actors(3);
+  auto first = m.scrape();
+  CHECK(sample(first, R"(fencelock_operations_total{op="release",outcome="ok"})") == 1.0);
+  CHECK(sample(first, R"(fencelock_lease_ends_total{cause="released"})") == 1.0);
+  CHECK(sample(first, "fencelock_lock_actors") == 3.0);
+  CHECK(sample(m.scrape(), R"(fencelock_operations_total{op="release",outcome="ok"})") == 1.0);
+
+  constexpr int threads = 4;
+  constexpr int each = 2'000;
+  {
+    std::vector<std::jthread> running;
+    for (int t = 0; t < threads; ++t)
+      running.emplace_back([&m] {
+        for (int i = 0; i < each; ++i) {
+          m.record_operation("release", "ok", 1ms);
+          m.count_lease_end(lease_end_cause::released);
+          if (i % 100 == 0)
+            m.scrape();
+        }
+      });
+  }
+  m.set_lock_actors(1);
+  auto last = m.scrape();
+  CHECK(sample(last, R"(fencelock_operations_total{op="release",outcome="ok"})")
+        == 1.0 + threads * each);
+  CHECK(sample(last, R"(fencelock_lease_ends_total{cause="released"})") == 1.0 + threads * each);
+  CHECK(sample(last, "fencelock_lock_actors") == 1.0);
 }
 
 TEST_CASE("the held gauge follows lease starts and ends", "[metrics]") {

@@ -1,5 +1,6 @@
-// actors/striped_histogram: the same buckets, count and sum as prometheus-cpp's Histogram for
-// the same values, and exact totals when several threads observe at once.
+// actors/striped_histogram and striped_counter: the same buckets, count and sum as
+// prometheus-cpp's Histogram for the same values, and exact totals when several threads add at
+// once.
 
 #include <catch2/catch.hpp>
 
@@ -10,6 +11,7 @@
 
 #include <prometheus/histogram.h>
 
+#include "actors/striped_counter.hpp"
 #include "actors/striped_histogram.hpp"
 
 using fencelock::striped_histogram;
@@ -72,4 +74,22 @@ TEST_CASE("a striped histogram takes only ascending bounds, at most 24", "[metri
   CHECK_THROWS_AS(striped_histogram({2.0, 1.0}), std::invalid_argument);
   CHECK_THROWS_AS(striped_histogram(std::vector<double>(25, 1.0)), std::invalid_argument);
   CHECK_NOTHROW(striped_histogram(std::vector<double>{}));
+}
+
+TEST_CASE("a striped counter loses no increment from concurrent threads", "[metrics]") {
+  fencelock::striped_counter c;
+  CHECK(c.value() == 0u);
+  constexpr int threads = 12; // more than its stripes: some threads share one
+  constexpr int each = 20'000;
+  {
+    std::vector<std::thread> running;
+    for (int t = 0; t < threads; ++t)
+      running.emplace_back([&c] {
+        for (int i = 0; i < each; ++i)
+          c.increment();
+      });
+    for (auto& t : running)
+      t.join();
+  }
+  CHECK(c.value() == static_cast<uint64_t>(threads) * each);
 }
