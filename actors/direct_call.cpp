@@ -19,10 +19,11 @@ caf::error overdue_call_error(const std::atomic<bool>& running) {
 }
 
 void open_direct_call::forget_deadline() {
-  if (!table_)
+  // Unlinked is final, and whoever unlinked the call touched it last before saying so.
+  if (!table_ || !linked_.load(std::memory_order_acquire))
     return;
   std::lock_guard guard{table_->mtx_};
-  if (linked_)
+  if (linked_.load(std::memory_order_relaxed))
     table_->unlink(*this);
 }
 
@@ -31,7 +32,7 @@ bool direct_deadlines::add(time_point deadline, open_direct_call& call) {
   call.table_ = this;
   std::lock_guard guard{mtx_};
   auto& head = heads_[second];
-  call.linked_ = true;
+  call.linked_.store(true, std::memory_order_relaxed);
   call.second_ = second;
   call.prev_ = nullptr;
   call.next_ = head;
@@ -51,8 +52,8 @@ void direct_deadlines::unlink(open_direct_call& call) {
   }
   if (call.next_ != nullptr)
     call.next_->prev_ = call.prev_;
-  call.linked_ = false;
   call.prev_ = call.next_ = nullptr;
+  call.linked_.store(false, std::memory_order_release);
   --watched_;
 }
 
@@ -68,8 +69,8 @@ std::size_t direct_deadlines::expire(time_point now) {
         // mutex to unlink it, and finds it unlinked; it answers the caller itself.
         if (auto alive = call->weak_from_this().lock())
           overdue.push_back(std::move(alive));
-        call->linked_ = false;
         call->prev_ = call->next_ = nullptr;
+        call->linked_.store(false, std::memory_order_release); // the last touch of `call`
         --watched_;
         call = next;
       }

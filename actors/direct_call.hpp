@@ -55,8 +55,11 @@ private:
   /// Set once, before the call is sent. Whoever watches calls keeps the table alive as long as
   /// any of them (the service's core, which every call's callback holds).
   direct_deadlines* table_ = nullptr;
+  /// Written under the table's mutex, as the last touch of the call there (release); read
+  /// without it, so that a call answered and taken off its list already (every call, as its
+  /// last owner drops it) need not take the mutex again to find that out.
+  std::atomic<bool> linked_{false};
   // Guarded by the table's mutex:
-  bool linked_ = false;
   caf::actor_clock::time_point second_{};
   open_direct_call* prev_ = nullptr;
   open_direct_call* next_ = nullptr;
