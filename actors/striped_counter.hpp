@@ -18,7 +18,7 @@ class striped_counter {
 public:
   /// Adds one. Thread-safe, lock-free.
   void increment() noexcept {
-    stripes_[thread_stripe(stripes)].count.fetch_add(1, std::memory_order_relaxed);
+    stripes_[thread_stripe()].count.fetch_add(1, std::memory_order_relaxed);
   }
 
   /// Returns the count: every increment that happened before this call, and perhaps some made
@@ -31,14 +31,11 @@ public:
   }
 
 private:
-  /// Threads that share a stripe stay correct (the adds are atomic), only slower.
-  static constexpr std::size_t stripes = 8;
-
   struct alignas(64) stripe {
     std::atomic<uint64_t> count{0};
   };
 
-  std::array<stripe, stripes> stripes_{};
+  std::array<stripe, metric_stripes> stripes_{};
 };
 
 } // namespace fencelock

@@ -5,12 +5,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "actors/thread_stripe.hpp"
-
 namespace fencelock {
 
 striped_histogram::striped_histogram(std::vector<double> bounds)
-  : bounds_(std::move(bounds)), stripes_(std::make_unique<stripe[]>(stripes)) {
+  : bounds_(std::move(bounds)), stripes_(std::make_unique<stripe[]>(metric_stripes)) {
   if (bounds_.size() > max_bounds || !std::is_sorted(bounds_.begin(), bounds_.end()))
     throw std::invalid_argument("striped_histogram: at most " + std::to_string(max_bounds) +
                                 " ascending bounds");
@@ -19,7 +17,7 @@ striped_histogram::striped_histogram(std::vector<double> bounds)
 void striped_histogram::observe(double value) noexcept {
   auto bucket = static_cast<std::size_t>(
     std::lower_bound(bounds_.begin(), bounds_.end(), value) - bounds_.begin());
-  auto& s = stripes_[thread_stripe(stripes)];
+  auto& s = stripes_[thread_stripe()];
   s.counts[bucket].fetch_add(1, std::memory_order_relaxed);
   s.sum.fetch_add(value, std::memory_order_relaxed);
 }
@@ -30,7 +28,7 @@ prometheus::ClientMetric striped_histogram::collect() const {
   h.bucket.reserve(bounds_.size() + 1);
   uint64_t cumulative = 0;
   for (std::size_t b = 0; b <= bounds_.size(); ++b) {
-    for (std::size_t s = 0; s < stripes; ++s)
+    for (std::size_t s = 0; s < metric_stripes; ++s)
       cumulative += stripes_[s].counts[b].load(std::memory_order_relaxed);
     prometheus::ClientMetric::Bucket bucket;
     bucket.cumulative_count = cumulative;
@@ -39,7 +37,7 @@ prometheus::ClientMetric striped_histogram::collect() const {
     h.bucket.push_back(bucket);
   }
   h.sample_count = cumulative;
-  for (std::size_t s = 0; s < stripes; ++s)
+  for (std::size_t s = 0; s < metric_stripes; ++s)
     h.sample_sum += stripes_[s].sum.load(std::memory_order_relaxed);
   return out;
 }

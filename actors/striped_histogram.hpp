@@ -14,6 +14,8 @@
 
 #include <prometheus/client_metric.h>
 
+#include "actors/thread_stripe.hpp"
+
 namespace fencelock {
 
 class striped_histogram {
@@ -33,9 +35,6 @@ public:
   prometheus::ClientMetric collect() const;
 
 private:
-  /// Threads that share a stripe stay correct (the adds are atomic), only slower.
-  static constexpr std::size_t stripes = 8;
-
   struct alignas(64) stripe {
     std::array<std::atomic<uint64_t>, max_bounds + 1> counts{};
     std::atomic<double> sum{0.0};

@@ -9,11 +9,15 @@
 
 namespace fencelock {
 
-/// Returns this thread's stripe among `stripes`.
-inline std::size_t thread_stripe(std::size_t stripes) noexcept {
+/// How many stripes a striped metric has. Threads that share a stripe stay correct (the adds
+/// are atomic), only slower.
+inline constexpr std::size_t metric_stripes = 8;
+
+/// Returns this thread's stripe, below metric_stripes.
+inline std::size_t thread_stripe() noexcept {
   static std::atomic<std::size_t> next{0};
   thread_local const std::size_t mine = next.fetch_add(1, std::memory_order_relaxed);
-  return mine % stripes;
+  return mine % metric_stripes;
 }
 
 } // namespace fencelock
