@@ -146,7 +146,10 @@ for ((r = 0; r < rounds; r++)); do
     "${target_args[@]}" "${server_args[@]}" --clients 16
 done
 
-# 3. Takeover after kill -9 of the holder.
+# 3. Takeover after kill -9 of the holder, and beside it what its one write costs: a write made
+# after the disk sat idle for the TTL.
+run "fdatasync and SQLite commit in /tmp, each after 200 ms idle" \
+  "$bin/baseline_fsync" --dir /tmp --idle-writes "$samples" --idle-ms 200
 run "takeover: $samples holders killed" \
   "$bin/fencelock_loader" takeover "${target_args[@]}" "${server_args[@]}" \
   --samples "$samples" --ttl-ms 200
