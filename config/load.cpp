@@ -60,6 +60,9 @@ struct setting {
   std::string (*shown)(const std::string& x) = nullptr;
 };
 
+/// 2^52: tokens counted up from the floor stay below 2^53, which JSON clients hold exactly.
+constexpr int64_t max_fence_floor = int64_t{1} << 52;
+
 std::string redacted_store(const std::string& x) {
   return redis::redacted_text(x);
 }
@@ -267,6 +270,14 @@ const setting settings[] = {
    .max = 1'000'000,
    .help = "Fencing tokens reserved per durable write of the token ceiling; after a crash up "
            "to this many tokens are skipped, never reused."},
+  {.key = "fence-floor",
+   .field = &config::fence_floor,
+   .min = 0,
+   .max = max_fence_floor,
+   .help = "Lowest fencing token this run may hand out (0: none); tokens start above both it "
+           "and every token the store knows. After restoring a store from a backup, set it "
+           "above every token handed out since, e.g. the wall clock in microseconds "
+           "(date +%s%6N)."},
   {.key = "max-released-records",
    .field = &config::max_released_records,
    .min = 0,

@@ -31,6 +31,7 @@ caf::expected<std::shared_ptr<store_runtime>> make_embedded_over(
   embedded_settings settings;
   settings.clock = clock;
   settings.fence_block = cfg.fence_block;
+  settings.fence_floor = static_cast<uint64_t>(cfg.fence_floor);
   settings.watch_stalls = cfg.stall_threshold_ms > 0;
   settings.released_kept = cfg.max_released_records;
   settings.detached = blocking && sys.scheduler().num_workers() < 2;
@@ -81,6 +82,7 @@ caf::expected<std::shared_ptr<store_runtime>> make_redis(caf::actor_system& sys,
   settings.where = std::move(*where);
   settings.key_prefix = cfg.redis_key_prefix;
   settings.timeout = std::chrono::milliseconds{cfg.redis_timeout_ms};
+  settings.fence_floor = static_cast<uint64_t>(cfg.fence_floor);
   return std::shared_ptr<store_runtime>{
     redis_runtime::make(sys, std::move(settings), clock, std::move(events), std::move(reporter))};
 }

@@ -41,6 +41,20 @@ struct redis_keeping_lab : redis_lab {
   }
 };
 
+/// The same, told to hand out no token below 2^52 (fence-floor), as after a restore: above the
+/// embedded store's counter and above the Redis store's clock floor (~1.8e15) alike.
+constexpr uint64_t restored_floor = uint64_t{1} << 52;
+
+struct embedded_floor_lab : embedded_lab {
+  embedded_floor_lab() : embedded_lab(nullptr, lab_options{.fence_floor = restored_floor}) {
+  }
+};
+
+struct redis_floor_lab : redis_lab {
+  redis_floor_lab() : redis_lab(lab_options{.fence_floor = restored_floor}) {
+  }
+};
+
 template <class T>
 const T& value_of(const reply<T>& r) {
   REQUIRE(r->has_value());
@@ -65,6 +79,19 @@ TEMPLATE_TEST_CASE("a free lock is granted with a fresh token", "[semantics]", e
   CHECK(st.token == l.token);
   CHECK(st.last_token == l.token);
   CHECK(st.expires_at_ms == l.expires_at_ms);
+}
+
+TEMPLATE_TEST_CASE("with a fence floor, every token is at or above it and still rises",
+                   "[semantics]", embedded_floor_lab, redis_floor_lab) {
+  TestType lab;
+  auto first = value_of(lab.acquire("a", "alice", 60'000));
+  CHECK(first.token >= restored_floor);
+  auto second = value_of(lab.acquire("b", "bob", 60'000));
+  CHECK(second.token > first.token);
+  REQUIRE(value_of(lab.release("a", "alice", first.token)));
+  auto third = value_of(lab.acquire("a", "carol", 60'000));
+  CHECK(third.token > second.token);
+  CHECK(lab.status("a").last_token == third.token);
 }
 
 TEMPLATE_TEST_CASE("the holder acquiring again keeps its token", "[semantics]", embedded_store_lab,

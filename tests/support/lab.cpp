@@ -36,6 +36,7 @@ config lab_config(const lab_options& opts) {
   c.max_locks = opts.max_locks;
   c.idle_lock_actors = opts.idle_kept;
   c.fence_block = static_cast<uint32_t>(opts.fence_block);
+  c.fence_floor = static_cast<int64_t>(opts.fence_floor);
   c.stall_threshold_ms = opts.watch_stalls ? 2'000 : 0;
   c.stall_grace_ms = 5'000;
   return c;
@@ -44,11 +45,12 @@ config lab_config(const lab_options& opts) {
 // -- pumped_runner ------------------------------------------------------------------------------
 
 pumped_runner::pumped_runner(redis::endpoint where, std::string prefix,
-                             std::shared_ptr<redis_fanout> fanout) {
+                             std::shared_ptr<redis_fanout> fanout, uint64_t fence_floor) {
   redis_settings s;
   s.where = std::move(where);
   s.key_prefix = std::move(prefix);
   s.timeout = 5s;
+  s.fence_floor = fence_floor;
   store_ = std::make_unique<redis_store>(
     std::move(s),
     [this, fanout](const lock_event& ev) { enqueue([fanout, ev] { fanout->on_event(ev); }); },
@@ -259,6 +261,7 @@ embedded_lab::embedded_lab(std::shared_ptr<lease_store> shared, lab_options opts
   embedded_settings s;
   s.clock = clock;
   s.fence_block = opts.fence_block;
+  s.fence_floor = opts.fence_floor;
   s.detached = false; // the test coordinator runs everything on the test thread
   s.watch_stalls = opts.watch_stalls;
   auto made = embedded_store::make(sys, store, s, events, make_store_reporter(stats));
@@ -282,7 +285,7 @@ redis_lab::redis_lab(lab_options opts)
   auto fanout = std::make_shared<redis_fanout>(events, nullptr);
   redis::endpoint where;
   where.port = server->port();
-  runner = std::make_shared<pumped_runner>(where, "lab:", fanout);
+  runner = std::make_shared<pumped_runner>(where, "lab:", fanout, opts.fence_floor);
   for (int i = 0; i < 500 && !runner->ready(); ++i)
     runner->pump(20ms);
   if (!runner->ready())

@@ -88,6 +88,8 @@ struct lab_options {
   /// retired at once and tests see exactly which actors live.
   uint32_t idle_kept = 0;
   uint64_t fence_block = 10;
+  /// The lowest token to hand out (config::fence_floor; 0: none).
+  uint64_t fence_floor = 0;
   /// Watch for stalls of the process (heartbeat 250 ms, threshold 2 s, grace 5 s).
   bool watch_stalls = false;
 };
@@ -100,7 +102,9 @@ config lab_config(const lab_options& opts);
 class pumped_runner : public script_runner {
 public:
   /// Connects to `where` with keys under `prefix`; channel events go to `fanout` (on pump()).
-  pumped_runner(redis::endpoint where, std::string prefix, std::shared_ptr<redis_fanout> fanout);
+  /// Tokens start at `fence_floor` or above (redis_settings::fence_floor).
+  pumped_runner(redis::endpoint where, std::string prefix, std::shared_ptr<redis_fanout> fanout,
+                uint64_t fence_floor = 0);
   ~pumped_runner() override;
 
   void run(redis::script_id id, std::vector<std::string> keys, std::vector<std::string> args,

@@ -91,6 +91,7 @@ void require_same(const config& x, const config& y) {
   CHECK(x.redis_key_prefix == y.redis_key_prefix);
   CHECK(x.redis_timeout_ms == y.redis_timeout_ms);
   CHECK(x.fence_block == y.fence_block);
+  CHECK(x.fence_floor == y.fence_floor);
   CHECK(x.ttl_min_ms == y.ttl_min_ms);
   CHECK(x.ttl_max_ms == y.ttl_max_ms);
   CHECK(x.wait_max_ms == y.wait_max_ms);
@@ -147,6 +148,7 @@ TEST_CASE("the shipped fencelock.conf sets every key", "[config]") {
                                 "redis-key-prefix",
                                 "redis-timeout-ms",
                                 "fence-block",
+                                "fence-floor",
                                 "ttl-min-ms",
                                 "ttl-max-ms",
                                 "wait-max-ms",
@@ -175,6 +177,7 @@ TEST_CASE("every setting can be set by flag", "[config]") {
   auto cfg = load_ok({"--host", "::1", "--port", "0", "--io-threads", "4", "--body-limit",
                       "1024", "--header-timeout-ms", "200", "--body-timeout-ms", "300",
                       "--data-dir", "/tmp/fl", "--store", "embedded", "--fence-block", "5",
+                      "--fence-floor", "4503599627370496",
                       "--ttl-min-ms", "10", "--ttl-max-ms", "20", "--wait-max-ms", "0",
                       "--max-waiters-per-lock", "7", "--list-limit-max", "8", "--actor-threads",
                       "3", "--log-level=debug", "--dashboard", "false"});
@@ -187,6 +190,7 @@ TEST_CASE("every setting can be set by flag", "[config]") {
   CHECK(cfg.data_dir == "/tmp/fl");
   CHECK(cfg.store == "embedded");
   CHECK(cfg.fence_block == 5);
+  CHECK(cfg.fence_floor == int64_t{1} << 52);
   CHECK(cfg.ttl_min_ms == 10);
   CHECK(cfg.ttl_max_ms == 20);
   CHECK(cfg.wait_max_ms == 0);
@@ -283,6 +287,9 @@ TEST_CASE("invalid values fail naming the key", "[config]") {
     starts_with(load_error({"--header-timeout-ms", "99"}), "header-timeout-ms: must be");
     starts_with(load_error({"--body-timeout-ms", "600001"}), "body-timeout-ms: must be");
     starts_with(load_error({"--fence-block", "0"}), "fence-block: must be");
+    starts_with(load_error({"--fence-floor", "-1"}), "fence-floor: must be an integer 0..");
+    starts_with(load_error({"--fence-floor", "4503599627370497"}),
+                "fence-floor: must be an integer 0..4503599627370496");
     starts_with(load_error({"--ttl-min-ms", "0"}), "ttl-min-ms: must be");
     starts_with(load_error({"--ttl-max-ms", "86400001"}), "ttl-max-ms: must be");
     starts_with(load_error({"--wait-max-ms", "3600001"}), "wait-max-ms: must be");

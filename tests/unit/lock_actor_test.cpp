@@ -251,6 +251,30 @@ TEST_CASE("a clean stop gives back the unused rest of the token block", "[actors
   CHECK(again.acquire("b", "o", 60'000)->value().value().token == last + 1);
 }
 
+TEST_CASE("a fence floor above the store's raises the tokens for good, one below changes nothing",
+          "[actors]") {
+  auto store = std::make_shared<memory_store>();
+  uint64_t last = 0;
+  {
+    actor_fixture f{store};
+    last = f.acquire("a", "o", 60'000)->value().value().token;
+  } // a clean stop: the ceiling settles at last + 1
+  SECTION("a floor above the store's") {
+    {
+      test::embedded_lab lab{store, test::lab_options{.fence_floor = 5'000}};
+      CHECK(lab.acquire("b", "o", 60'000)->value().value().token == 5'000);
+      CHECK(store->fence_ceiling() > 5'000); // reserved, durably, before the token left
+    }
+    // The next run needs no floor of its own: the store's ceiling carries it.
+    actor_fixture again{store};
+    CHECK(again.acquire("c", "o", 60'000)->value().value().token == 5'001);
+  }
+  SECTION("a floor below the store's") {
+    test::embedded_lab lab{store, test::lab_options{.fence_floor = last}};
+    CHECK(lab.acquire("b", "o", 60'000)->value().value().token == last + 1);
+  }
+}
+
 TEST_CASE("a crashed fence issuer leaves its block reserved: tokens skip, never repeat",
           "[actors]") {
   auto store = std::make_shared<memory_store>();

@@ -271,6 +271,13 @@ caf::expected<std::shared_ptr<embedded_store>> embedded_store::make(
   auto floor = store->fence_floor();
   if (!floor)
     return std::move(floor.error());
+  if (settings.fence_floor > *floor) {
+    // Tokens of this run start there; the issuer reserves a block above it before the first.
+    if (reporter)
+      reporter->note(log_level::info, "fence_floor",
+                     {{"fence_floor", settings.fence_floor}, {"stored_floor", *floor}});
+    *floor = settings.fence_floor;
+  }
   auto records = store->load_all();
   if (!records)
     return std::move(records.error());

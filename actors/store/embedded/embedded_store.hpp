@@ -30,6 +30,8 @@ struct embedded_settings {
   clock_mapping clock = clock_mapping::now();
   /// Tokens reserved per durable write of the fence ceiling.
   uint64_t fence_block = 10'000;
+  /// The lowest token to hand out, if above the store's own fence floor (0: none).
+  uint64_t fence_floor = 0;
   /// How long a commit may run before the store reports itself not ready (a stalled disk).
   std::chrono::steady_clock::duration commit_stall_limit = std::chrono::seconds{5};
   /// Whether the store actor gets a thread of its own (a store that blocks on I/O, with a

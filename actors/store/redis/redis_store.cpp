@@ -216,6 +216,11 @@ redis_store_actor::behavior_type redis_store_actor_impl(self_ptr self,
                                                         std::shared_ptr<store_reporter> reporter) {
   self->state.store = std::move(store);
   self->state.reporter = std::move(reporter);
+  if (auto floor = self->state.store->settings().fence_floor; floor > 0) {
+    self->state.seen_token = floor - 1; // new tokens are above it
+    if (self->state.reporter)
+      self->state.reporter->note(log_level::info, "fence_floor", {{"fence_floor", floor}});
+  }
   return {
     [=](acquire_atom, const acquire_request& req) {
       auto& s = *self->state.store;

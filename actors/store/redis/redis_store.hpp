@@ -73,6 +73,9 @@ struct redis_settings {
   std::chrono::milliseconds timeout{2000};
   /// How long an ended lease's record stays (its last token stays visible meanwhile).
   std::chrono::milliseconds keep_ended{60'000};
+  /// The lowest token to hand out (0: none): it floors new tokens as the highest token seen
+  /// does (docs/redis.md).
+  uint64_t fence_floor = 0;
 };
 
 /// Parses one message of the event channel; nothing when it is not a lock event.
