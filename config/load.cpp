@@ -274,9 +274,9 @@ const setting settings[] = {
    .field = &config::fence_floor,
    .min = 0,
    .max = max_fence_floor,
-   .help = "Lowest fencing token this run may hand out (0: none); tokens start above both it "
-           "and every token the store knows. After restoring a store from a backup, set it "
-           "above every token handed out since, e.g. the wall clock in microseconds "
+   .help = "Lowest fencing token this run may hand out (0: none): the next token is the "
+           "higher of it and the store's own next one. After restoring a store from a backup, "
+           "set it above every token handed out since, e.g. the wall clock in microseconds "
            "(date +%s%6N)."},
   {.key = "max-released-records",
    .field = &config::max_released_records,

@@ -81,8 +81,8 @@ struct config {
   uint32_t redis_timeout_ms = 2'000;
   /// Tokens reserved per durable write of the fence ceiling.
   uint32_t fence_block = 10'000;
-  /// The lowest fencing token this run may hand out (0: none of its own); every store starts
-  /// above both it and the tokens it knows. For a store restored from a backup.
+  /// The lowest fencing token this run may hand out (0: none of its own): the next token is the
+  /// higher of it and the store's own next one. For a store restored from a backup.
   int64_t fence_floor = 0;
   /// Released locks whose records the embedded store keeps, so that their lastToken stays
   /// readable; the oldest releases beyond this are pruned (0 = keep none).
