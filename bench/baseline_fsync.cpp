@@ -176,17 +176,17 @@ int main(int argc, char** argv) {
       sqlite3_reset(upsert);
     };
 
-    for (int r = 0; r < args.rounds && idle_writes > 0; ++r) {
+    for (int r = 0; r < args.rounds; ++r) {
       histogram fs, sq;
-      auto t0 = steady::now();
-      probe_after_idle(write_sync, commit, idle_writes, std::chrono::milliseconds{idle_ms}, fs,
-                       sq);
-      auto seconds = std::chrono::duration<double>(steady::now() - t0).count();
-      print("fdatasync_after_idle", fs, seconds, r, parent, args.label, idle_ms);
-      print("sqlite_commit_after_idle", sq, seconds, r, parent, args.label, idle_ms);
-    }
-    for (int r = 0; r < args.rounds && idle_writes == 0; ++r) {
-      histogram fs, sq;
+      if (idle_writes > 0) {
+        auto t0 = steady::now();
+        probe_after_idle(write_sync, commit, idle_writes, std::chrono::milliseconds{idle_ms}, fs,
+                         sq);
+        auto seconds = std::chrono::duration<double>(steady::now() - t0).count();
+        print("fdatasync_after_idle", fs, seconds, r, parent, args.label, idle_ms);
+        print("sqlite_commit_after_idle", sq, seconds, r, parent, args.label, idle_ms);
+        continue;
+      }
       double fs_s = 0, sq_s = 0;
       probe(write_sync, args.warmup, args.duration, fs, fs_s);
       print("fdatasync", fs, fs_s, r, parent, args.label);
