@@ -490,6 +490,38 @@ def render(rows, args):
              "loader CPU", "errors", "Beast baseline cycles/s", "÷ baseline", "etcd cycles/s",
              "÷ etcd"], trows))
     w("")
+    w("What each cycle costs the server, trial by trial (medians of the rounds): its CPU time "
+      "per cycle, and how often its threads were switched out per cycle: once each time a thread "
+      "slept and was woken (a hand-off that found the thread asleep) or was preempted. Read from "
+      "`/proc/<pid>` (all threads) over the measured window; a server this run did not start "
+      "shows —. The loader's own CPU per cycle is beside them.\n")
+
+    def per_cycle(rows, value):
+        return median([value(r) * 1e6 / r["per_s"] if value(r) is not None and r.get("per_s")
+                       else None for r in rows])
+
+    def switches_per_cycle(rows):
+        return median([r["server_switches"] / r["cycles"]
+                       if r.get("server_switches") is not None and r.get("cycles") else None
+                       for r in rows])
+
+    crows = []
+    for tr, c, p in shapes:
+        f = unc_rows(fence_name, tr, c, p)
+        b = unc_rows("baseline-http", tr, c, p)
+        e = unc_rows("etcd", tr, c, p)
+        crows.append([f"{tr} {c}×{p}",
+                      num(per_cycle(f, lambda r: r.get("server_cpu"))),
+                      num(switches_per_cycle(f), 2),
+                      num(per_cycle(f, lambda r: r.get("loader_cpu"))),
+                      num(per_cycle(b, lambda r: r.get("server_cpu"))),
+                      num(switches_per_cycle(b), 2),
+                      num(per_cycle(e, lambda r: r.get("server_cpu"))),
+                      num(switches_per_cycle(e), 2)])
+    w(table(["workload", "fencelock CPU µs/cycle", "switches/cycle", "loader CPU µs/cycle",
+             "Beast baseline CPU µs/cycle", "switches/cycle", "etcd CPU µs/cycle",
+             "switches/cycle"], crows))
+    w("")
     series = {
         "fencelock, HTTP": [(c, med(unc_rows(fence_name, "http", c), "per_s"))
                             for (tr, c, p) in shapes if tr == "http"],
@@ -717,6 +749,8 @@ def render(rows, args):
     if not start.get("url"):
         need["redis"] = bool(red_pair) or any(r.get("scenario") == "redis" for r in skipped)
         need["baseline-http"] = http_b is not None
+        need["server context switches"] = all(r.get("server_switches") is not None
+                                               for r in unc if r.get("per_s"))
     return "\n".join(out), [k for k, v in need.items() if not v], failures
 
 

@@ -109,6 +109,8 @@ boost::json::object trial_fields(const trial_result& r) {
                           {"loader_cpu", r.loader_cpu}};
   if (r.server_cpu >= 0)
     out["server_cpu"] = r.server_cpu;
+  if (r.server_switches >= 0)
+    out["server_switches"] = r.server_switches;
   if (!r.counts.first_error.empty())
     out["first_error"] = r.counts.first_error;
   if (r.stuck)

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -33,6 +34,19 @@ double servers_cpu(const std::vector<pid_t>& pids) {
     if (s < 0)
       return -1;
     sum += s;
+  }
+  return sum;
+}
+
+long long servers_context_switches(const std::vector<pid_t>& pids) {
+  if (pids.empty())
+    return -1;
+  long long sum = 0;
+  for (auto pid : pids) {
+    auto n = process_context_switches(pid);
+    if (n < 0)
+      return -1;
+    sum += n;
   }
   return sum;
 }
@@ -101,6 +115,7 @@ trial_result run_trial(int connections, const conn_factory& make, const trial_se
   bool ready = wait_until([&] { return shared.connected.load() >= connections; }, s.patience);
   sleep_s(s.warmup_s);
   auto server0 = servers_cpu(s.server_pids);
+  auto switches0 = servers_context_switches(s.server_pids);
   auto self0 = self_cpu_seconds();
   auto t0 = steady::now();
   shared.now = static_cast<int>(phase::measure);
@@ -110,9 +125,12 @@ trial_result run_trial(int connections, const conn_factory& make, const trial_se
   out.seconds = seconds_since(t0);
   auto self1 = self_cpu_seconds();
   auto server1 = servers_cpu(s.server_pids);
+  auto switches1 = servers_context_switches(s.server_pids);
   out.loader_cpu = (self1 - self0) / out.seconds;
   if (server0 >= 0 && server1 >= 0)
     out.server_cpu = (server1 - server0) / out.seconds;
+  if (switches0 >= 0 && switches1 >= switches0)
+    out.server_switches = switches1 - switches0;
   out.stuck = !wait_until([&] { return shared.open.load() == 0; }, s.patience);
   c.stop();
   out.counts = c.merged();
@@ -170,6 +188,23 @@ double process_cpu_seconds(pid_t pid) {
       stime = std::stoull(f);
   }
   return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+long long process_context_switches(pid_t pid) {
+  // /proc/<pid>/status counts the main thread's only: add up every thread's.
+  std::error_code ec;
+  std::filesystem::directory_iterator tasks{"/proc/" + std::to_string(pid) + "/task", ec};
+  if (ec)
+    return -1;
+  long long sum = 0;
+  for (const auto& task : tasks) {
+    std::ifstream in{task.path() / "status"};
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0
+          || line.rfind("nonvoluntary_ctxt_switches:", 0) == 0)
+        sum += std::stoll(line.substr(line.find(':') + 1));
+  }
+  return sum;
 }
 
 long process_rss_kib(pid_t pid) {

@@ -38,6 +38,10 @@ struct trial_result {
   tally counts;            // merged over the workers
   double loader_cpu = 0;   // CPU seconds of this process per second of window (1.0 = one core)
   double server_cpu = -1;  // the same for server_pids (-1: unknown)
+  /// Times the threads of server_pids were switched out over the window (-1: unknown): one
+  /// for each time a thread slept and was woken (a hand-off that found it asleep), or was
+  /// preempted.
+  long long server_switches = -1;
   bool stuck = false;      // connections did not finish within `patience`
   int connections = 0;
 
@@ -64,6 +68,10 @@ trial_result run_to_completion(int connections, const conn_factory& make, int th
 
 /// Returns the CPU seconds (user + system) `pid` has used, or -1 when unreadable.
 double process_cpu_seconds(pid_t pid);
+
+/// Returns the context switches, voluntary and involuntary, of all threads of `pid` so far, or
+/// -1 when unreadable.
+long long process_context_switches(pid_t pid);
 
 /// Returns the resident set size of `pid` in KiB, or -1 when unreadable.
 long process_rss_kib(pid_t pid);
