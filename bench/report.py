@@ -494,7 +494,8 @@ def render(rows, args):
       "per cycle, and how often its threads were switched out per cycle: once each time a thread "
       "slept and was woken (a hand-off that found the thread asleep) or was preempted. Read from "
       "`/proc/<pid>` (all threads) over the measured window; a server this run did not start "
-      "shows —. The loader's own CPU per cycle is beside them.\n")
+      "shows — unless its pid was given (`--server-pid`). The loader's own CPU per cycle is "
+      "beside them.\n")
 
     def per_cycle(rows, value):
         return median([value(r) * 1e6 / r["per_s"] if value(r) is not None and r.get("per_s")
@@ -702,6 +703,8 @@ def render(rows, args):
       "bench/run.sh            # builds (Release), runs everything, rewrites this file and docs/bench/\n"
       "bench/run.sh --quick    # every mode for a moment, into build/bench-quick/ (the CI smoke run)\n"
       "bench/run.sh --url http://10.0.0.5:7070   # drive your own deployment\n"
+      "bench/run.sh --url http://127.0.0.1:7070 --server-pid $(pgrep -f 'fencelock serve')\n"
+      "                        # one on this machine: its CPU, context switches and memory too\n"
       "```\n")
     w("It needs the build dependencies plus `gnuplot-nox` (plots), `etcd-server` (the etcd "
       "baseline: a benchmark peer, never needed by the server) and `redis-server` with "

@@ -6,10 +6,11 @@
 #                                docs/bench/ (plots, results.jsonl, log.txt)
 #   bench/run.sh --quick         every mode for a moment (seconds), into build/bench-quick/: a
 #                                smoke run, not a measurement
-#   bench/run.sh --url http://host:7070
+#   bench/run.sh --url http://host:7070 [--server-pid PID]
 #                                drive your own server: the scenarios that need no local process
 #                                of it (uncontended, hot lock, takeover, scale without memory);
-#                                the baselines still run here
+#                                the baselines still run here. With the pid of a server on this
+#                                machine, its CPU, context switches and memory are reported too
 #
 # Options: --out DIR (the report goes to DIR/benchmarks.md, its files to DIR/bench/),
 # --build-dir DIR (default build), --no-build, --rounds N, --duration S, --warmup S,
@@ -23,6 +24,7 @@ command_line="bench/run.sh${*:+ $*}"
 
 quick=0
 url=""
+server_pid=""
 out=""
 build_dir="$root/build"
 do_build=1
@@ -35,6 +37,7 @@ while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
     --url) url=$2; shift ;;
+    --server-pid) server_pid=$2; shift ;;
     --out) out=$2; shift ;;
     --build-dir) build_dir=$2; shift ;;
     --no-build) do_build=0 ;;
@@ -48,6 +51,10 @@ while (($#)); do
   esac
   shift
 done
+if [[ -n "$server_pid" && -z "$url" ]]; then
+  echo "bench/run.sh: --server-pid goes with --url" >&2
+  exit 2
+fi
 
 if ((quick)); then
   : "${rounds:=1}" "${duration:=0.3}" "${warmup:=0.1}" "${leases:=1000,10000}"
@@ -110,6 +117,7 @@ common=(--rounds "$rounds" --duration "$duration" --warmup "$warmup")
 target_args=()
 if [[ -n "$url" ]]; then
   target_args=(--url "$url")
+  [[ -n "$server_pid" ]] && target_args+=(--server-pid "$server_pid")
 fi
 
 # Runs one program, keeping its JSON lines and logging the rest; a failure is logged and the

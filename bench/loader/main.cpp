@@ -38,12 +38,14 @@ common:
   --rounds N                 alternating rounds (1)
   --threads N                loader I/O threads (1), each running many connections
   --label TEXT               added to every JSON line
+  --server-pid PID           with --url: the server's process on this machine, whose CPU,
+                             context switches and memory are then reported too
 uncontended, redis:
   --workloads http:64x1,ws:1x64   transport:connections x cycles in flight per connection
 hot:       --clients 16 --ttl-ms 10000 --wait-ms 60000
 takeover:  --samples 20 --ttl-ms 200
 scale:     --leases 1000,100000,1000000 --probe http:64x1 --fill-connections 4
-           --fill-pipeline 96 --server-pid PID (RSS of an external server)
+           --fill-pipeline 96
 inproc:    --clients 1,16,64,256 --store memory|embedded
 )";
 

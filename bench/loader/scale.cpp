@@ -28,7 +28,7 @@ int run_scale(const options& o) {
     server_args = {"--max-locks", std::to_string(wanted + wanted / 10)};
   auto targets = targets_of(o, "scale", server_args);
   const auto& t = targets.at(0);
-  pid_t pid = t.pids.empty() ? static_cast<pid_t>(o.integer("server-pid", 0)) : t.pids[0];
+  pid_t pid = t.pids.empty() ? 0 : t.pids[0];
   auto rss = [&] { return pid > 0 ? process_rss_kib(pid) : -1L; };
   // After a fill the server still has work (closing the fill's connections drops a lease watch
   // per lease, seconds of it at 1M): the next probe waits until the server is at rest (under

@@ -37,6 +37,9 @@ std::vector<target> targets_of(const options& o, const std::string& scenario,
     auto t = external(o.list("url"));
     if (o.text("api") == "etcd")
       t.speaks = api::etcd;
+    // A server on this machine whose pid is given is measured as one the loader started.
+    if (auto pid = o.integer("server-pid", 0); pid > 0)
+      t.pids = {static_cast<pid_t>(pid)};
     out.push_back(std::move(t));
     return out;
   }
