@@ -25,28 +25,19 @@ void sleep_s(double s) {
   std::this_thread::sleep_for(std::chrono::duration<double>(s));
 }
 
-double servers_cpu(const std::vector<pid_t>& pids) {
+/// Sums `read` (a per-process figure, negative when unreadable) over `pids`; -1 when there are
+/// none or one is unreadable.
+template <class Read>
+auto sum_over(const std::vector<pid_t>& pids, Read read) -> decltype(read(pid_t{})) {
+  using value = decltype(read(pid_t{}));
   if (pids.empty())
     return -1;
-  double sum = 0;
+  value sum = 0;
   for (auto pid : pids) {
-    auto s = process_cpu_seconds(pid);
-    if (s < 0)
+    auto x = read(pid);
+    if (x < 0)
       return -1;
-    sum += s;
-  }
-  return sum;
-}
-
-long long servers_context_switches(const std::vector<pid_t>& pids) {
-  if (pids.empty())
-    return -1;
-  long long sum = 0;
-  for (auto pid : pids) {
-    auto n = process_context_switches(pid);
-    if (n < 0)
-      return -1;
-    sum += n;
+    sum += x;
   }
   return sum;
 }
@@ -114,8 +105,8 @@ trial_result run_trial(int connections, const conn_factory& make, const trial_se
   crew c{s.threads, connections, make, shared};
   bool ready = wait_until([&] { return shared.connected.load() >= connections; }, s.patience);
   sleep_s(s.warmup_s);
-  auto server0 = servers_cpu(s.server_pids);
-  auto switches0 = servers_context_switches(s.server_pids);
+  auto server0 = sum_over(s.server_pids, process_cpu_seconds);
+  auto switches0 = sum_over(s.server_pids, process_context_switches);
   auto self0 = self_cpu_seconds();
   auto t0 = steady::now();
   shared.now = static_cast<int>(phase::measure);
@@ -124,8 +115,8 @@ trial_result run_trial(int connections, const conn_factory& make, const trial_se
   shared.now = static_cast<int>(phase::stop);
   out.seconds = seconds_since(t0);
   auto self1 = self_cpu_seconds();
-  auto server1 = servers_cpu(s.server_pids);
-  auto switches1 = servers_context_switches(s.server_pids);
+  auto server1 = sum_over(s.server_pids, process_cpu_seconds);
+  auto switches1 = sum_over(s.server_pids, process_context_switches);
   out.loader_cpu = (self1 - self0) / out.seconds;
   if (server0 >= 0 && server1 >= 0)
     out.server_cpu = (server1 - server0) / out.seconds;
