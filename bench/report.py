@@ -475,7 +475,16 @@ def render(rows, args):
       "request (round trip), in ms; CPU is the share of one core over the window.\n")
     shapes = sorted({(r["transport"], r["connections"], r["pipeline"]) for r in unc
                      if "transport" in r}, key=lambda s: (s[0] != "http", s[1], s[2]))
-    trows = []
+    def per_cycle(rows, key):
+        return median([r[key] * 1e6 / r["per_s"] if r.get(key) is not None and r.get("per_s")
+                       else None for r in rows])
+
+    def switches_per_cycle(rows):
+        return median([r["server_switches"] / r["cycles"]
+                       if r.get("server_switches") is not None and r.get("cycles") else None
+                       for r in rows])
+
+    trows, crows = [], []
     for tr, c, p in shapes:
         f = unc_rows(fence_name, tr, c, p)
         b = unc_rows("baseline-http", tr, c, p)
@@ -486,6 +495,10 @@ def render(rows, args):
                       num(med(f, "server_cpu"), 2), num(med(f, "loader_cpu"), 2),
                       num(med(f, "errors")), num(br), num(ratio(fr, br), 3), num(er),
                       num(ratio(fr, er), 1)])
+        crows.append([f"{tr} {c}×{p}", num(per_cycle(f, "server_cpu")),
+                      num(switches_per_cycle(f), 2), num(per_cycle(f, "loader_cpu")),
+                      num(per_cycle(b, "server_cpu")), num(switches_per_cycle(b), 2),
+                      num(per_cycle(e, "server_cpu")), num(switches_per_cycle(e), 2)])
     w(table(["workload", "fencelock cycles/s", "p50", "p99", "p99.9", "max", "server CPU",
              "loader CPU", "errors", "Beast baseline cycles/s", "÷ baseline", "etcd cycles/s",
              "÷ etcd"], trows))
@@ -496,29 +509,6 @@ def render(rows, args):
       "`/proc/<pid>` (all threads) over the measured window; a server this run did not start "
       "shows — unless its pid was given (`--server-pid`). The loader's own CPU per cycle is "
       "beside them.\n")
-
-    def per_cycle(rows, value):
-        return median([value(r) * 1e6 / r["per_s"] if value(r) is not None and r.get("per_s")
-                       else None for r in rows])
-
-    def switches_per_cycle(rows):
-        return median([r["server_switches"] / r["cycles"]
-                       if r.get("server_switches") is not None and r.get("cycles") else None
-                       for r in rows])
-
-    crows = []
-    for tr, c, p in shapes:
-        f = unc_rows(fence_name, tr, c, p)
-        b = unc_rows("baseline-http", tr, c, p)
-        e = unc_rows("etcd", tr, c, p)
-        crows.append([f"{tr} {c}×{p}",
-                      num(per_cycle(f, lambda r: r.get("server_cpu"))),
-                      num(switches_per_cycle(f), 2),
-                      num(per_cycle(f, lambda r: r.get("loader_cpu"))),
-                      num(per_cycle(b, lambda r: r.get("server_cpu"))),
-                      num(switches_per_cycle(b), 2),
-                      num(per_cycle(e, lambda r: r.get("server_cpu"))),
-                      num(switches_per_cycle(e), 2)])
     w(table(["workload", "fencelock CPU µs/cycle", "switches/cycle", "loader CPU µs/cycle",
              "Beast baseline CPU µs/cycle", "switches/cycle", "etcd CPU µs/cycle",
              "switches/cycle"], crows))

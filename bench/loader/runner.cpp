@@ -3,9 +3,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 namespace fencelock::bench {
@@ -39,6 +41,18 @@ auto sum_over(const std::vector<pid_t>& pids, Read read) -> decltype(read(pid_t{
       return -1;
     sum += x;
   }
+  return sum;
+}
+
+/// Sums the values of the `keys` lines of a /proc status file; -1 when none is there.
+long long status_sum(const std::filesystem::path& file,
+                     std::initializer_list<std::string_view> keys) {
+  std::ifstream in{file};
+  long long sum = -1;
+  for (std::string line; std::getline(in, line);)
+    for (auto key : keys)
+      if (line.rfind(key, 0) == 0)
+        sum = std::max(sum, 0LL) + std::stoll(line.substr(key.size()));
   return sum;
 }
 
@@ -188,22 +202,14 @@ long long process_context_switches(pid_t pid) {
   if (ec)
     return -1;
   long long sum = 0;
-  for (const auto& task : tasks) {
-    std::ifstream in{task.path() / "status"};
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind("voluntary_ctxt_switches:", 0) == 0
-          || line.rfind("nonvoluntary_ctxt_switches:", 0) == 0)
-        sum += std::stoll(line.substr(line.find(':') + 1));
-  }
+  for (const auto& task : tasks) // a thread gone meanwhile reads as -1 and counts nothing
+    sum += std::max(0LL, status_sum(task.path() / "status",
+                                    {"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"}));
   return sum;
 }
 
 long process_rss_kib(pid_t pid) {
-  std::ifstream in{"/proc/" + std::to_string(pid) + "/status"};
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("VmRSS:", 0) == 0)
-      return std::stol(line.substr(6));
-  return -1;
+  return static_cast<long>(status_sum("/proc/" + std::to_string(pid) + "/status", {"VmRSS:"}));
 }
 
 double self_cpu_seconds() {
