@@ -302,6 +302,7 @@ void queue_or_refuse(self_ptr self, acquire_request req, answer<lease> rp) {
     return;
   }
   auto deadline = self->clock().now() + millis(req.wait_ms);
+  req.received_ns = 0; // a waiter's lease runs from its grant, not from its arrival
   lk.waiters.push_back(
     waiter_info{std::move(req), std::move(rp), std::chrono::steady_clock::now(), deadline});
   arm_wait_timer(self, deadline);
@@ -538,7 +539,7 @@ void serve(self_ptr self, acquire_request req, answer<lease> rp) {
     case admission::refresh: {
       // The holder asks again while others wait: renew its lease in place, so that it neither
       // jumps the queue with a new lease nor waits behind its own.
-      renew_request renewal{req.name, req.owner, s.lock.lease->token, req.ttl_ms};
+      renew_request renewal{req.name, req.owner, s.lock.lease->token, req.ttl_ms, req.received_ns};
       ask_backend<store_answer>(
         self, [&](auto done) { self->state.backend->renew(self, renewal, std::move(done)); },
         [self, req, rp](caf::expected<store_answer> x) mutable {

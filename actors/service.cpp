@@ -12,6 +12,7 @@
 
 #include "actors/admission.hpp"
 #include "actors/bridge.hpp"
+#include "actors/clock.hpp"
 #include "actors/oplog.hpp"
 #include "actors/service_core.hpp"
 #include "actors/snapshot.hpp"
@@ -94,6 +95,10 @@ struct service::impl {
         core->last_acquire_shed = std::chrono::steady_clock::now().time_since_epoch().count();
       return refuse(std::move(overloaded));
     }
+    // A lease granted without waiting runs from here (acquire_request::received_ns).
+    auto now = sys.clock().now();
+    if constexpr (std::is_same_v<Req, acquire_request> || std::is_same_v<Req, renew_request>)
+      req.received_ns = to_ns(now);
     ++core->in_flight;
     if (cls == call_class::read)
       ++core->reads_in_flight;
@@ -112,7 +117,7 @@ struct service::impl {
         caf::timespan timeout = call_timeout;
         if constexpr (std::is_same_v<Req, acquire_request>)
           timeout += std::chrono::milliseconds{req.wait_ms};
-        if (reply.watch(*core->deadlines, sys.clock().now() + timeout))
+        if (reply.watch(*core->deadlines, now + timeout))
           caf::anon_send(bridge, arm_atom_v); // the first one watched: sweep
         lock_call direct{direct_call<Req, T>{std::move(req), std::move(reply)}};
         if (cls == call_class::lease)

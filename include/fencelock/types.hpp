@@ -34,14 +34,22 @@ struct acquire_request {
   int64_t wait_ms = 0;
   /// Identifies this request so that its waiter can be cancelled when the client goes away.
   uint64_t request_id = 0;
+  /// When the service took the request, on the actor system's clock (ns; 0 = not stamped).
+  /// Set by the service, never taken from the caller: a lease granted without waiting runs its
+  /// TTL from here, so the server's own latency does not lengthen it.
+  int64_t received_ns = 0;
 };
 
-/// Extends the lease `token` of `owner` by `ttl_ms` from now (0 = the lease's own TTL).
+/// Extends the lease `token` of `owner` to `ttl_ms` (0 = the lease's own TTL) from when the service
+/// took the request.
 struct renew_request {
   std::string name;
   std::string owner;
   uint64_t token = 0;
   int64_t ttl_ms = 0;
+  /// When the service took the request (as acquire_request::received_ns): the new deadline is
+  /// `ttl_ms` from here.
+  int64_t received_ns = 0;
 };
 
 /// Ends the lease `token` of `owner`.
@@ -115,12 +123,13 @@ typename Inspector::result_type inspect(Inspector& f, lease& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, acquire_request& x) {
   return f(caf::meta::type_name("fencelock::acquire_request"), x.name, x.owner, x.ttl_ms,
-           x.wait_ms, x.request_id);
+           x.wait_ms, x.request_id, x.received_ns);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, renew_request& x) {
-  return f(caf::meta::type_name("fencelock::renew_request"), x.name, x.owner, x.token, x.ttl_ms);
+  return f(caf::meta::type_name("fencelock::renew_request"), x.name, x.owner, x.token, x.ttl_ms,
+           x.received_ns);
 }
 
 template <class Inspector>

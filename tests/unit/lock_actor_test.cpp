@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "actors/clock.hpp"
 #include "actors/fence_issuer.hpp"
 #include "support/faulty_store.hpp"
 #include "tests/unit/actor_fixture.hpp"
@@ -38,6 +39,68 @@ TEST_CASE("renew extends only the current lease of its owner", "[actors]") {
   CHECK(code_of(f.renew("nosuchlock", "alice", l.token)) == errc::lease_lost);
   // ttl 0 keeps the lease's own TTL.
   CHECK(f.renew("a", "alice", l.token)->value()->ttl_ms == 2000);
+}
+
+TEST_CASE("a lease runs from when the service took its request, a waiter's from its grant",
+          "[actors]") {
+  actor_fixture f;
+  auto taken_now = [&] { return to_ns(f.sys.clock().now()); };
+
+  // Taken 30 ms before the lock actor gets to it (an actor to spawn, a write queued ahead).
+  acquire_request first{"a", "alice", 1000, 0, 1};
+  first.received_ns = taken_now();
+  f.advance(30);
+  auto granted = f.ask<lease>(f.registry, acquire_atom_v, first);
+  f.run();
+  REQUIRE(granted->value());
+  f.advance(969);
+  CHECK(f.status("a").held);
+  f.advance(1); // 1000 ms after it was taken, 970 after its grant
+  CHECK_FALSE(f.status("a").held);
+
+  // A renewal taken 20 ms before it is served: its new deadline is 1000 ms from then.
+  auto held = f.acquire("b", "bob", 1000)->value().value();
+  renew_request renewal{"b", "bob", held.token, 1000};
+  renewal.received_ns = taken_now();
+  f.advance(20);
+  auto renewed = f.ask<lease, caf::message_priority::high>(f.registry, renew_atom_v, renewal);
+  f.run();
+  REQUIRE(renewed->value());
+  f.advance(979);
+  CHECK(f.status("b").held);
+  f.advance(1);
+  CHECK_FALSE(f.status("b").held);
+
+  // A waiter taken now, handed the lock when carol's lease runs out 1000 ms later: its lease
+  // runs from the takeover.
+  f.acquire("c", "carol", 1000)->value().value();
+  acquire_request waiting{"c", "dave", 1000, 5000, 2};
+  waiting.received_ns = taken_now();
+  auto handed = f.ask<lease>(f.registry, acquire_atom_v, waiting);
+  f.run();
+  CHECK_FALSE(handed->has_value()); // queued behind carol
+  f.advance(1000);
+  REQUIRE(handed->has_value());
+  REQUIRE(handed->value());
+  f.advance(999);
+  CHECK(f.status("c").held);
+  CHECK(f.status("c").owner == "dave");
+  f.advance(1);
+  CHECK_FALSE(f.status("c").held);
+
+  // And when an admin ends the lease: the waiter is then granted by an acquire of its own.
+  f.acquire("e", "gina", 1000)->value().value();
+  acquire_request behind{"e", "hank", 1000, 5000, 4};
+  behind.received_ns = taken_now();
+  auto forced = f.ask<lease>(f.registry, acquire_atom_v, behind);
+  f.run();
+  f.advance(500);
+  REQUIRE(f.force_release("e")->value());
+  REQUIRE(forced->has_value());
+  REQUIRE(forced->value());
+  f.advance(999);
+  CHECK(f.status("e").held);
+  CHECK(f.status("e").owner == "hank");
 }
 
 TEST_CASE("a lease ends at its deadline and is never revived", "[actors]") {
@@ -530,6 +593,23 @@ TEST_CASE("after a stall of the process, holders get a grace window to renew", "
   auto next = f.acquire("left", "mallory", 1000)->value().value();
   CHECK(next.token > left.token);
   (void)ended;
+}
+
+TEST_CASE("a waiter granted when a stall's grace ends gets its whole lease", "[actors]") {
+  actor_fixture f{nullptr, 100, 10, true};
+  f.acquire("a", "alice", 1000)->value().value();
+  acquire_request waiting{"a", "bob", 1000, 60'000, 7};
+  waiting.received_ns = to_ns(f.sys.clock().now());
+  auto handed = f.ask<lease>(f.registry, acquire_atom_v, waiting);
+  f.run();
+  f.advance(10'000); // a stall: alice's deadline fell into it, so her lease lives on in grace
+  CHECK_FALSE(handed->has_value());
+  pass_time(f, 5'100); // the grace ended at 15 s: bob was granted then, by an acquire of his own
+  REQUIRE(handed->has_value());
+  REQUIRE(handed->value());
+  pass_time(f, 800); // his lease runs 1000 ms from that grant, not from when he queued
+  CHECK(f.status("a").held);
+  CHECK(f.status("a").owner == "bob");
 }
 
 TEST_CASE("without stall detection a jump of the clock expires leases at once", "[actors]") {

@@ -58,12 +58,12 @@ public:
     auto now = self->clock().now();
     if (rec_.alive(now, stalls())) {
       if (rec_.holder->owner == req.owner)
-        return extend(self, req.ttl_ms, std::move(done));
+        return extend(self, req.ttl_ms, lease_start(req.received_ns, now), std::move(done));
       return done(store_answer{verdict::held, *rec_.holder, std::nullopt});
     }
     // Free, or the lease ran out and its expiry is not written yet: end it with this grant.
     auto settled = rec_.holder;
-    grant(self, req, false,
+    grant(self, req, lease_start(req.received_ns, now), false,
           [settled = std::move(settled),
            done = std::move(done)](caf::expected<lease_record> next) mutable {
             if (!next)
@@ -76,9 +76,11 @@ public:
   }
 
   void renew(lock_self self, const renew_request& req, reply<store_answer> done) override {
-    if (!rec_.is_current(req.owner, req.token, self->clock().now(), stalls()))
+    auto now = self->clock().now();
+    if (!rec_.is_current(req.owner, req.token, now, stalls()))
       return done(store_answer{});
-    extend(self, req.ttl_ms > 0 ? req.ttl_ms : rec_.holder->ttl_ms, std::move(done));
+    extend(self, req.ttl_ms > 0 ? req.ttl_ms : rec_.holder->ttl_ms,
+           lease_start(req.received_ns, now), std::move(done));
   }
 
   void release(lock_self self, const release_request& req, lease_end_cause,
@@ -137,6 +139,19 @@ public:
   }
 
 private:
+  /// When a lease for a request the service took at `received_ns` starts, judged at `now`: at
+  /// that moment, so that the time the request spent inside the server (an actor to spawn, a
+  /// write queued ahead of it) does not lengthen the lease beyond what its client asked for.
+  /// The client counts its lease from when it sent the request, earlier still, so the server's
+  /// deadline stays the later one (docs/fencing.md). Now for a request without a stamp (a
+  /// waiter's: its lease runs from its grant).
+  static caf::actor_clock::time_point lease_start(int64_t received_ns,
+                                                  caf::actor_clock::time_point now) {
+    if (received_ns <= 0)
+      return now;
+    return std::min(from_ns(received_ns), now);
+  }
+
   const stall_window* stalls() const noexcept {
     return env_->stalls.get();
   }
@@ -161,7 +176,7 @@ private:
    */
   void replace_holder(lock_self self, const acquire_request& next, reply<hand_over_answer> done) {
     auto ended = *rec_.holder;
-    grant(self, next, true,
+    grant(self, next, self->clock().now(), true,
           [ended = std::move(ended),
            done = std::move(done)](caf::expected<lease_record> granted) mutable {
             if (!granted)
@@ -175,15 +190,17 @@ private:
           });
   }
 
-  /// Makes `req.owner` the holder with a new token, in one write that replaces whatever lease
-  /// the record held (`urgent` as for commit()); `then` gets the new lease, or the error.
+  /// Makes `req.owner` the holder with a new token and a lease from `start`, in one write that
+  /// replaces whatever lease the record held (`urgent` as for commit()); `then` gets the new
+  /// lease, or the error.
   template <class Then>
-  void grant(lock_self self, const acquire_request& req, bool urgent, Then then) {
-    with_token(self, [this, self, owner = req.owner, ttl_ms = req.ttl_ms, urgent,
+  void grant(lock_self self, const acquire_request& req, caf::actor_clock::time_point start,
+             bool urgent, Then then) {
+    with_token(self, [this, owner = req.owner, ttl_ms = req.ttl_ms, start, self, urgent,
                       then = std::move(then)](caf::expected<uint64_t> token) mutable {
       if (!token)
         return then(caf::expected<lease_record>{std::move(token.error())});
-      auto next = make_lease(std::move(owner), *token, ttl_ms, self->clock().now(), env_->clock);
+      auto next = make_lease(std::move(owner), *token, ttl_ms, start, env_->clock);
       commit(self, next, urgent,
              [next, then = std::move(then)](caf::error err) mutable {
                if (err)
@@ -193,10 +210,10 @@ private:
     });
   }
 
-  /// Gives the lease a new deadline `ttl_ms` from now.
-  void extend(lock_self self, int64_t ttl_ms, reply<store_answer> done) {
-    auto next =
-      make_lease(rec_.holder->owner, rec_.holder->token, ttl_ms, self->clock().now(), env_->clock);
+  /// Gives the lease a new deadline `ttl_ms` from `start`.
+  void extend(lock_self self, int64_t ttl_ms, caf::actor_clock::time_point start,
+              reply<store_answer> done) {
+    auto next = make_lease(rec_.holder->owner, rec_.holder->token, ttl_ms, start, env_->clock);
     next.revision = rec_.holder->revision + 1;
     commit(self, next, true, [next, done = std::move(done)](caf::error err) mutable {
       if (err)
