@@ -45,6 +45,23 @@ TEST_CASE("a lease runs from when the service took its request, a waiter's from 
           "[actors]") {
   actor_fixture f;
   auto taken_now = [&] { return to_ns(f.sys.clock().now()); };
+  // Checks that `name` is held by `owner` for another `ms` exactly.
+  auto held_for = [&](const std::string& name, const std::string& owner, int64_t ms) {
+    f.advance(ms - 1);
+    CHECK(f.status(name).held);
+    CHECK(f.status(name).owner == owner);
+    f.advance(1);
+    CHECK_FALSE(f.status(name).held);
+  };
+  // Queues `owner` for `name`, which someone else holds, stamped as taken now.
+  auto queue_stamped = [&](const std::string& name, const std::string& owner, uint64_t id) {
+    acquire_request req{name, owner, 1000, 5000, id};
+    req.received_ns = taken_now();
+    auto r = f.ask<lease>(f.registry, acquire_atom_v, req);
+    f.run();
+    CHECK_FALSE(r->has_value()); // queued behind the holder
+    return r;
+  };
 
   // Taken 30 ms before the lock actor gets to it (an actor to spawn, a write queued ahead).
   acquire_request first{"a", "alice", 1000, 0, 1};
@@ -53,10 +70,7 @@ TEST_CASE("a lease runs from when the service took its request, a waiter's from 
   auto granted = f.ask<lease>(f.registry, acquire_atom_v, first);
   f.run();
   REQUIRE(granted->value());
-  f.advance(969);
-  CHECK(f.status("a").held);
-  f.advance(1); // 1000 ms after it was taken, 970 after its grant
-  CHECK_FALSE(f.status("a").held);
+  held_for("a", "alice", 970);
 
   // A renewal taken 20 ms before it is served: its new deadline is 1000 ms from then.
   auto held = f.acquire("b", "bob", 1000)->value().value();
@@ -66,41 +80,25 @@ TEST_CASE("a lease runs from when the service took its request, a waiter's from 
   auto renewed = f.ask<lease, caf::message_priority::high>(f.registry, renew_atom_v, renewal);
   f.run();
   REQUIRE(renewed->value());
-  f.advance(979);
-  CHECK(f.status("b").held);
-  f.advance(1);
-  CHECK_FALSE(f.status("b").held);
+  held_for("b", "bob", 980);
 
-  // A waiter taken now, handed the lock when carol's lease runs out 1000 ms later: its lease
-  // runs from the takeover.
+  // A waiter handed the lock when the lease before runs out, 1000 ms after it queued: its
+  // lease runs from the takeover.
   f.acquire("c", "carol", 1000)->value().value();
-  acquire_request waiting{"c", "dave", 1000, 5000, 2};
-  waiting.received_ns = taken_now();
-  auto handed = f.ask<lease>(f.registry, acquire_atom_v, waiting);
-  f.run();
-  CHECK_FALSE(handed->has_value()); // queued behind carol
+  auto handed = queue_stamped("c", "dave", 2);
   f.advance(1000);
   REQUIRE(handed->has_value());
   REQUIRE(handed->value());
-  f.advance(999);
-  CHECK(f.status("c").held);
-  CHECK(f.status("c").owner == "dave");
-  f.advance(1);
-  CHECK_FALSE(f.status("c").held);
+  held_for("c", "dave", 1000);
 
   // And when an admin ends the lease: the waiter is then granted by an acquire of its own.
   f.acquire("e", "gina", 1000)->value().value();
-  acquire_request behind{"e", "hank", 1000, 5000, 4};
-  behind.received_ns = taken_now();
-  auto forced = f.ask<lease>(f.registry, acquire_atom_v, behind);
-  f.run();
+  auto forced = queue_stamped("e", "hank", 3);
   f.advance(500);
   REQUIRE(f.force_release("e")->value());
   REQUIRE(forced->has_value());
   REQUIRE(forced->value());
-  f.advance(999);
-  CHECK(f.status("e").held);
-  CHECK(f.status("e").owner == "hank");
+  held_for("e", "hank", 1000);
 }
 
 TEST_CASE("a lease ends at its deadline and is never revived", "[actors]") {
