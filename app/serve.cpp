@@ -174,6 +174,7 @@ int serve(const std::vector<std::string>& args) {
   sigemptyset(&hangup);
   sigaddset(&hangup, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &hangup, nullptr);
+  use_precise_timers(); // before any thread starts too: they inherit it
 
   auto loaded = config_loader::load(args, environment());
   if (!loaded) {

@@ -17,6 +17,12 @@ namespace fencelock {
 /// looking for work to steal every millisecond.
 void apply_actor_settings(caf::actor_system_config& cfg, uint32_t actor_threads = 0);
 
+/// Sets the calling thread's timer slack to the least (Linux; elsewhere it does nothing); the
+/// threads it starts from then on inherit it. Call it before the actor_system exists, on the
+/// thread that creates it: CAF's clock thread then fires timers (a lease's expiry, a waiter's
+/// deadline) when they are due, not up to Linux's default 50 µs later.
+void use_precise_timers();
+
 /// Returns how many scheduler workers `actor_threads` means: itself, or one per core for 0
 /// (CAF's own default is at least 4).
 std::size_t actor_threads_for(uint32_t actor_threads);

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
+#include <iostream>
 #include <set>
 #include <thread>
 
@@ -321,6 +323,21 @@ TEST_CASE("serve_exits_zero_on_sigterm", "[integration]") {
   REQUIRE(st.has_value());
   INFO(st->describe());
   CHECK(st->clean());
+}
+
+TEST_CASE("serve_runs_its_timers_with_the_least_slack", "[integration]") {
+  // Set on the main thread before any other starts, so that the actor system's clock thread,
+  // which fires lease expiries, inherits it (fencelock::use_precise_timers).
+  temp_dir dir;
+  server_process server{dir.str()};
+  auto path = "/proc/" + std::to_string(server.process().pid()) + "/timerslack_ns";
+  std::ifstream file{path};
+  unsigned long slack = 0;
+  if (!(file >> slack)) {
+    std::cout << "SKIPPED: cannot read " << path << " (another process's needs CAP_SYS_NICE)\n";
+    return;
+  }
+  CHECK(slack == 1);
 }
 
 TEST_CASE("http_waiter_gets_the_lock_when_the_lease_expires", "[integration]") {

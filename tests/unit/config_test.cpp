@@ -11,6 +11,7 @@
 
 #include <thread>
 
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <caf/sec.hpp>
@@ -431,6 +432,24 @@ TEST_CASE("--help explains every option, its variable and default", "[config]") 
     CHECK(text.find("FENCELOCK_MAX_WAITERS_PER_LOCK") != std::string::npos);
     CHECK(text.find("--config <path>") != std::string::npos);
   }
+}
+
+TEST_CASE("use_precise_timers gives its thread, and the threads it starts, the least slack",
+          "[config]") {
+  // In a thread of its own: the slack of the test runner's thread stays as it was.
+  unsigned long own = 0;
+  unsigned long inherited = 0;
+  std::thread creator{[&] {
+    fencelock::use_precise_timers();
+    own = static_cast<unsigned long>(::prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL));
+    std::thread started{[&] {
+      inherited = static_cast<unsigned long>(::prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL));
+    }};
+    started.join();
+  }};
+  creator.join();
+  CHECK(own == 1);
+  CHECK(inherited == 1);
 }
 
 TEST_CASE("actor-threads 0 runs one scheduler worker per core", "[config]") {
