@@ -475,14 +475,14 @@ def render(rows, args):
       "request (round trip), in ms; CPU is the share of one core over the window.\n")
     shapes = sorted({(r["transport"], r["connections"], r["pipeline"]) for r in unc
                      if "transport" in r}, key=lambda s: (s[0] != "http", s[1], s[2]))
-    def per_cycle(rows, key):
-        return median([r[key] * 1e6 / r["per_s"] if r.get(key) is not None and r.get("per_s")
+    def per_cycle(rows, key, per="per_s", scale=1e6):
+        """Median over the rounds of one field divided by another (CPU share per cycle/s, in
+        µs by default; switches per cycle with per="cycles", scale=1)."""
+        return median([r[key] * scale / r[per] if r.get(key) is not None and r.get(per)
                        else None for r in rows])
 
     def switches_per_cycle(rows):
-        return median([r["server_switches"] / r["cycles"]
-                       if r.get("server_switches") is not None and r.get("cycles") else None
-                       for r in rows])
+        return per_cycle(rows, "server_switches", per="cycles", scale=1)
 
     trows, crows = [], []
     for tr, c, p in shapes:
