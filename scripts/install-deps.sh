@@ -23,6 +23,7 @@ packages=(
   libhiredis-dev                     # hiredis: the Redis store's reply parser (and the tests')
   libsystemd-dev                     # sd_notify: readiness for the systemd unit (Type=notify)
   libssl-dev                         # OpenSSL's libcrypto: hashes of bearer tokens (auth-file)
+  libjemalloc-dev                    # jemalloc: the server binary's allocator
   redis-server                       # a real Redis for the Redis store's tests, which start
                                      # their own on a free port; none uses the system service
   haproxy                            # the load balancer of the two-instance deployment test

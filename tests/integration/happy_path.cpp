@@ -6,9 +6,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "integration/checks.hpp"
@@ -338,6 +340,29 @@ TEST_CASE("serve_runs_its_timers_with_the_least_slack", "[integration]") {
     return;
   }
   CHECK(slack == 1);
+}
+
+TEST_CASE("serve_allocates_with_the_allocator_it_was_built_with", "[integration]") {
+  // jemalloc linked in, not preloaded: the binary as shipped frees across threads without
+  // glibc's arena locks (docs/architecture.md, "Memory allocator"); a sanitized build must not
+  // have it, since the sanitizer's allocator is the one that checks.
+  if (std::getenv("SERVER_UNDER_TEST") != nullptr) {
+    std::cout << "SKIPPED: the server under test ($SERVER_UNDER_TEST) is not this build's\n";
+    return;
+  }
+#ifdef FENCELOCK_SERVER_JEMALLOC
+  const bool built_with_jemalloc = true;
+#else
+  const bool built_with_jemalloc = false;
+#endif
+  temp_dir dir;
+  server_process server{dir.str()};
+  std::ifstream maps{"/proc/" + std::to_string(server.process().pid()) + "/maps"};
+  REQUIRE(maps);
+  bool mapped = false;
+  for (std::string line; std::getline(maps, line);)
+    mapped = mapped || line.find("/libjemalloc.so") != std::string::npos;
+  CHECK(mapped == built_with_jemalloc);
 }
 
 TEST_CASE("http_waiter_gets_the_lock_when_the_lease_expires", "[integration]") {

@@ -43,7 +43,7 @@ expect_field "$runtime" Version "^$version"
 expect_field "$runtime" Architecture "^$(dpkg --print-architecture)$"
 expect_field "$runtime" Section '^net$'
 # Depends: what dpkg-shlibdeps found in the binary, and what the maintainer scripts run.
-for dep in libc6 libstdc\\+\\+6 libcaf-core libsqlite3-0 libhiredis libsystemd0 \
+for dep in libc6 libstdc\\+\\+6 libcaf-core libsqlite3-0 libhiredis libsystemd0 libjemalloc2 \
            libboost-json1.81 adduser init-system-helpers; do
   expect_field "$runtime" Depends "(^|, )$dep"
 done
