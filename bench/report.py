@@ -716,7 +716,10 @@ def render(rows, args):
     w("")
     w("Method: baselines run in the same run as what they bound, alternating trial by trial "
       "(servers) or round by round (programs), and each figure is the median over the rounds. "
-      "No test asserts a speed; CTest runs `bench/run.sh --quick` as `integration.bench_smoke`, "
+      "The server, the loader (which hosts the in-process scenario) and the Beast and CAF "
+      "baselines are linked with the same allocator (jemalloc, unless built with "
+      "`-DFENCELOCK_JEMALLOC=OFF`: docs/architecture.md), so that no ratio compares two "
+      "allocators. No test asserts a speed; CTest runs `bench/run.sh --quick` as `integration.bench_smoke`, "
       "which checks that every mode runs and the report is produced.")
     w("")
     if skipped or failures or notes:
