@@ -719,8 +719,8 @@ def render(rows, args):
       "The server, the loader (which hosts the in-process scenario) and the Beast and CAF "
       "baselines are linked with the same allocator (jemalloc, unless built with "
       "`-DFENCELOCK_JEMALLOC=OFF`: docs/architecture.md), so that no ratio compares two "
-      "allocators. No test asserts a speed; CTest runs `bench/run.sh --quick` as `integration.bench_smoke`, "
-      "which checks that every mode runs and the report is produced.")
+      "allocators. No test asserts a speed; CTest runs `bench/run.sh --quick` as "
+      "`integration.bench_smoke`, which checks that every mode runs and the report is produced.")
     w("")
     if skipped or failures or notes:
         w("## Skipped and failed parts\n")
