@@ -29,7 +29,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -45,6 +44,7 @@
 #include "bench/load_clients.hpp"
 #include "bench/servers.hpp"
 #include "bench/side_by_side.hpp"
+#include "support/proc_stats.hpp"
 
 
 namespace json = boost::json;
@@ -290,24 +290,9 @@ struct load_peaks {
   long rss_kib = 0;
 };
 
-/// Resident memory of process `pid` in KiB (VmRSS), or 0 when unreadable.
-long rss_kib(pid_t pid) {
-  std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
-  std::string key;
-  while (status >> key) {
-    if (key == "VmRSS:") {
-      long kib = 0;
-      status >> kib;
-      return kib;
-    }
-    status.ignore(4096, '\n');
-  }
-  return 0;
-}
-
 /// Reads /metrics and the server's memory into `peaks`. Reconnects `http` when it broke.
 void poll_load(bench_server& server, std::unique_ptr<http_client>& http, load_peaks& peaks) {
-  peaks.rss_kib = std::max(peaks.rss_kib, rss_kib(server.pid()));
+  peaks.rss_kib = std::max(peaks.rss_kib, fencelock::test::process_rss_kib(server.pid()));
   try {
     if (!http)
       http = std::make_unique<http_client>(server.port());

@@ -17,6 +17,7 @@
 #include "bench/loader/scenarios.hpp"
 #include "fencelock/actor_settings.hpp"
 #include "fencelock/service.hpp"
+#include "support/proc_stats.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fencelock::bench {
@@ -102,13 +103,13 @@ trial_result run_chains(service& svc, int clients, const trial_settings& s,
   std::this_thread::sleep_for(std::chrono::duration<double>(s.warmup_s));
   trial_result out;
   out.connections = clients;
-  auto cpu0 = self_cpu_seconds();
+  auto cpu0 = test::self_cpu_seconds();
   auto t0 = steady::now();
   shared.now = static_cast<int>(phase::measure);
   std::this_thread::sleep_for(std::chrono::duration<double>(s.duration_s));
   shared.now = static_cast<int>(phase::stop);
   out.seconds = std::chrono::duration<double>(steady::now() - t0).count();
-  out.loader_cpu = (self_cpu_seconds() - cpu0) / out.seconds;
+  out.loader_cpu = (test::self_cpu_seconds() - cpu0) / out.seconds;
   auto deadline = steady::now() + s.patience;
   while (shared.live.load() > 0 && steady::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds{1});

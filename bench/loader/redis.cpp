@@ -20,6 +20,7 @@
 #include "actors/store/redis/scripts.hpp"
 #include "bench/loader/scenarios.hpp"
 #include "support/child_process.hpp"
+#include "support/proc_stats.hpp"
 #include "support/redis_server.hpp"
 
 namespace fencelock::bench {
@@ -182,9 +183,9 @@ int run_redis(const options& o) {
   int trial_no = 0;
   for (const auto& w : workloads) {
     for (int64_t r = 0; r < rounds; ++r) {
-      auto redis_cpu0 = process_cpu_seconds(redis_pid);
+      auto redis_cpu0 = test::process_cpu_seconds(redis_pid);
       auto res = uncontended_trial(pair, w, settings, "r" + std::to_string(trial_no++));
-      auto redis_cpu1 = process_cpu_seconds(redis_pid);
+      auto redis_cpu1 = test::process_cpu_seconds(redis_pid);
       auto line = trial_fields(res);
       line["scenario"] = "redis";
       line["target"] = pair.name;
@@ -202,11 +203,11 @@ int run_redis(const options& o) {
         continue;
       auto n = static_cast<int64_t>(estimate * settings.duration_s);
       n = std::max<int64_t>(n, 1'000);
-      auto rcpu0 = process_cpu_seconds(redis_pid);
+      auto rcpu0 = test::process_cpu_seconds(redis_pid);
       auto t0 = steady::now();
       auto run = redis_benchmark(rb, redis.port(), sha, n, bench_clients);
       auto secs = std::chrono::duration<double>(steady::now() - t0).count();
-      auto rcpu1 = process_cpu_seconds(redis_pid);
+      auto rcpu1 = test::process_cpu_seconds(redis_pid);
       estimate = run.rps;
       emit({{"scenario", "redis"},
             {"target", "redis-benchmark"},

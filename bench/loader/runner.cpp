@@ -1,14 +1,9 @@
 #include "bench/loader/runner.hpp"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <string_view>
 #include <thread>
+
+#include "support/proc_stats.hpp"
 
 namespace fencelock::bench {
 
@@ -41,18 +36,6 @@ auto sum_over(const std::vector<pid_t>& pids, Read read) -> decltype(read(pid_t{
       return -1;
     sum += x;
   }
-  return sum;
-}
-
-/// Sums the values of the `keys` lines of a /proc status file; -1 when none is there.
-long long status_sum(const std::filesystem::path& file,
-                     std::initializer_list<std::string_view> keys) {
-  std::ifstream in{file};
-  long long sum = -1;
-  for (std::string line; std::getline(in, line);)
-    for (auto key : keys)
-      if (line.rfind(key, 0) == 0)
-        sum = std::max(sum, 0LL) + std::stoll(line.substr(key.size()));
   return sum;
 }
 
@@ -119,18 +102,18 @@ trial_result run_trial(int connections, const conn_factory& make, const trial_se
   crew c{s.threads, connections, make, shared};
   bool ready = wait_until([&] { return shared.connected.load() >= connections; }, s.patience);
   sleep_s(s.warmup_s);
-  auto server0 = sum_over(s.server_pids, process_cpu_seconds);
-  auto switches0 = sum_over(s.server_pids, process_context_switches);
-  auto self0 = self_cpu_seconds();
+  auto server0 = sum_over(s.server_pids, test::process_cpu_seconds);
+  auto switches0 = sum_over(s.server_pids, test::process_context_switches);
+  auto self0 = test::self_cpu_seconds();
   auto t0 = steady::now();
   shared.now = static_cast<int>(phase::measure);
   if (ready)
     sleep_s(s.duration_s);
   shared.now = static_cast<int>(phase::stop);
   out.seconds = seconds_since(t0);
-  auto self1 = self_cpu_seconds();
-  auto server1 = sum_over(s.server_pids, process_cpu_seconds);
-  auto switches1 = sum_over(s.server_pids, process_context_switches);
+  auto self1 = test::self_cpu_seconds();
+  auto server1 = sum_over(s.server_pids, test::process_cpu_seconds);
+  auto switches1 = sum_over(s.server_pids, test::process_context_switches);
   out.loader_cpu = (self1 - self0) / out.seconds;
   if (server0 >= 0 && server1 >= 0)
     out.server_cpu = (server1 - server0) / out.seconds;
@@ -153,7 +136,7 @@ trial_result run_to_completion(int connections, const conn_factory& make, int th
   shared.now = static_cast<int>(phase::measure);
   trial_result out;
   out.connections = connections;
-  auto self0 = self_cpu_seconds();
+  auto self0 = test::self_cpu_seconds();
   auto t0 = steady::now();
   crew c{threads, connections, make, shared};
   auto next_report = t0 + std::chrono::seconds{1};
@@ -168,57 +151,10 @@ trial_result run_to_completion(int connections, const conn_factory& make, int th
     }
   }
   out.seconds = seconds_since(t0);
-  out.loader_cpu = (self_cpu_seconds() - self0) / out.seconds;
+  out.loader_cpu = (test::self_cpu_seconds() - self0) / out.seconds;
   c.stop();
   out.counts = c.merged();
   return out;
-}
-
-double process_cpu_seconds(pid_t pid) {
-  std::ifstream in{"/proc/" + std::to_string(pid) + "/stat"};
-  std::string text;
-  if (!std::getline(in, text))
-    return -1;
-  // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
-  auto close = text.rfind(')');
-  if (close == std::string::npos)
-    return -1;
-  std::istringstream fields{text.substr(close + 2)};
-  std::string f;
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && fields >> f; ++i) {
-    if (i == 14)
-      utime = std::stoull(f);
-    else if (i == 15)
-      stime = std::stoull(f);
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
-
-long long process_context_switches(pid_t pid) {
-  // /proc/<pid>/status counts the main thread's only: add up every thread's.
-  std::error_code ec;
-  std::filesystem::directory_iterator tasks{"/proc/" + std::to_string(pid) + "/task", ec};
-  if (ec)
-    return -1;
-  long long sum = 0;
-  for (const auto& task : tasks) // a thread gone meanwhile reads as -1 and counts nothing
-    sum += std::max(0LL, status_sum(task.path() / "status",
-                                    {"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"}));
-  return sum;
-}
-
-long process_rss_kib(pid_t pid) {
-  return static_cast<long>(status_sum("/proc/" + std::to_string(pid) + "/status", {"VmRSS:"}));
-}
-
-double self_cpu_seconds() {
-  rusage u{};
-  ::getrusage(RUSAGE_SELF, &u);
-  auto tv = [](const timeval& t) {
-    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
-  };
-  return tv(u.ru_utime) + tv(u.ru_stime);
 }
 
 } // namespace fencelock::bench

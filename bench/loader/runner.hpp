@@ -66,17 +66,4 @@ trial_result run_trial(int connections, const conn_factory& make, const trial_se
 trial_result run_to_completion(int connections, const conn_factory& make, int threads,
                                const std::function<bool()>& progress);
 
-/// Returns the CPU seconds (user + system) `pid` has used, or -1 when unreadable.
-double process_cpu_seconds(pid_t pid);
-
-/// Returns the context switches, voluntary and involuntary, of all threads of `pid` so far, or
-/// -1 when unreadable.
-long long process_context_switches(pid_t pid);
-
-/// Returns the resident set size of `pid` in KiB, or -1 when unreadable.
-long process_rss_kib(pid_t pid);
-
-/// Returns the CPU seconds this process has used.
-double self_cpu_seconds();
-
 } // namespace fencelock::bench

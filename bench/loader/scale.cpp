@@ -9,6 +9,7 @@
 
 #include "bench/loader/scenarios.hpp"
 #include "fencelock/config.hpp"
+#include "support/proc_stats.hpp"
 
 namespace fencelock::bench {
 
@@ -29,7 +30,7 @@ int run_scale(const options& o) {
   auto targets = targets_of(o, "scale", server_args);
   const auto& t = targets.at(0);
   pid_t pid = t.pids.empty() ? 0 : t.pids[0];
-  auto rss = [&] { return pid > 0 ? process_rss_kib(pid) : -1L; };
+  auto rss = [&] { return pid > 0 ? test::process_rss_kib(pid) : -1L; };
   // After a fill the server still has work (closing the fill's connections drops a lease watch
   // per lease, seconds of it at 1M): the next probe waits until the server is at rest (under
   // 10 % of a core for 100 ms, at most 30 s more), so that it measures the server with the
@@ -37,9 +38,9 @@ int run_scale(const options& o) {
   auto settle = [&] {
     std::this_thread::sleep_for(std::chrono::milliseconds{500});
     for (int i = 0; pid > 0 && i < 300; ++i) {
-      auto before = process_cpu_seconds(pid);
+      auto before = test::process_cpu_seconds(pid);
       std::this_thread::sleep_for(std::chrono::milliseconds{100});
-      if (process_cpu_seconds(pid) - before < 0.01)
+      if (test::process_cpu_seconds(pid) - before < 0.01)
         return;
     }
   };

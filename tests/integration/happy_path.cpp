@@ -16,6 +16,7 @@
 #include "integration/checks.hpp"
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
+#include "support/proc_stats.hpp"
 #include "support/server_process.hpp"
 #include "support/store_under_test.hpp"
 #include "support/temp_dir.hpp"
@@ -332,11 +333,12 @@ TEST_CASE("serve_runs_its_timers_with_the_least_slack", "[integration]") {
   // which fires lease expiries, inherits it (fencelock::use_precise_timers).
   temp_dir dir;
   server_process server{dir.str()};
-  auto path = "/proc/" + std::to_string(server.process().pid()) + "/timerslack_ns";
+  auto path = proc_file(server.process().pid(), "timerslack_ns");
   std::ifstream file{path};
   unsigned long slack = 0;
   if (!(file >> slack)) {
-    std::cout << "SKIPPED: cannot read " << path << " (another process's needs CAP_SYS_NICE)\n";
+    std::cout << "SKIPPED: cannot read " << path.string()
+              << " (another process's needs CAP_SYS_NICE)\n";
     return;
   }
   CHECK(slack == 1);
@@ -357,7 +359,7 @@ TEST_CASE("serve_allocates_with_the_allocator_it_was_built_with", "[integration]
 #endif
   temp_dir dir;
   server_process server{dir.str()};
-  std::ifstream maps{"/proc/" + std::to_string(server.process().pid()) + "/maps"};
+  std::ifstream maps{proc_file(server.process().pid(), "maps")};
   REQUIRE(maps);
   bool mapped = false;
   for (std::string line; std::getline(maps, line);)

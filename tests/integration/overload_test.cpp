@@ -6,7 +6,6 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "support/http_client.hpp"
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
+#include "support/proc_stats.hpp"
 #include "support/server_process.hpp"
 #include "support/temp_dir.hpp"
 #include "support/ws_client.hpp"
@@ -26,21 +26,6 @@ using namespace std::chrono_literals;
 namespace json = boost::json;
 
 namespace {
-
-/// Resident memory of process `pid` in KiB (VmRSS), or 0 when unreadable.
-long rss_kib(pid_t pid) {
-  std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
-  std::string key;
-  while (status >> key) {
-    if (key == "VmRSS:") {
-      long kib = 0;
-      status >> kib;
-      return kib;
-    }
-    status.ignore(4096, '\n');
-  }
-  return 0;
-}
 
 struct flood_counts {
   std::atomic<long> granted{0};
@@ -185,7 +170,7 @@ TEST_CASE("overload_sheds_acquires_and_never_costs_a_renewing_holder_its_lease",
   bool seen_unready = false;
   auto flood_until = std::chrono::steady_clock::now() + 6s;
   while (std::chrono::steady_clock::now() < flood_until) {
-    peak_rss = std::max(peak_rss, rss_kib(server.process().pid()));
+    peak_rss = std::max(peak_rss, process_rss_kib(server.process().pid()));
     // A keep-alive connection may be closed under the client as it sends (as any HTTP client
     // does for an idempotent GET, try once more on a new one); a second failure counts.
     auto probe = http.try_request("GET", "/readyz");
