@@ -1,12 +1,13 @@
 #include "support/proc_stats.hpp"
 
+#include "net/process_metrics.hpp"
+
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <initializer_list>
-#include <sstream>
 #include <string>
 
 namespace fencelock::test {
@@ -34,22 +35,11 @@ std::filesystem::path proc_file(pid_t pid, std::string_view name) {
 double process_cpu_seconds(pid_t pid) {
   std::ifstream in{proc_file(pid, "stat")};
   std::string text;
-  if (!std::getline(in, text))
+  net::process_sample sample;
+  if (!std::getline(in, text)
+      || !net::parse_proc_stat(text, ::sysconf(_SC_CLK_TCK), ::sysconf(_SC_PAGESIZE), 0, sample))
     return -1;
-  // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
-  auto close = text.rfind(')');
-  if (close == std::string::npos)
-    return -1;
-  std::istringstream fields{text.substr(close + 2)};
-  std::string f;
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && fields >> f; ++i) {
-    if (i == 14)
-      utime = std::stoull(f);
-    else if (i == 15)
-      stime = std::stoull(f);
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  return sample.cpu_seconds;
 }
 
 long long process_context_switches(pid_t pid) {
