@@ -15,7 +15,7 @@ expiry_pacing expiry_pacing::per_second(uint32_t per_second) {
     result.batch = UINT32_MAX;
     return result;
   }
-  // Ten slices a second at most, and never less than one expiry per slice.
+  // A slice every 10 ms (a hundred a second), and never less than one expiry per slice.
   result.interval = std::chrono::milliseconds{10};
   result.batch = std::max<uint32_t>(1, per_second / 100);
   return result;

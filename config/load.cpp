@@ -357,9 +357,9 @@ const setting settings[] = {
    .field = &config::max_locks,
    .min = 1,
    .max = 100'000'000,
-   .help = "Locks held or in use at once (one actor each); a request that needs one more gets "
-           "503 overloaded. Bounds memory under a flood of new lock names (about 3 KiB per held "
-           "lock: some 3 GiB at the default)."},
+   .help = "Locks held or in use at once; a request that needs one more gets 503 overloaded. "
+           "Bounds memory under a flood of new lock names: with the embedded store about 1 KiB "
+           "per held lease (some 1 GiB at the default), with Redis about 3 KiB."},
   {.key = "stall-threshold-ms",
    .field = &config::stall_threshold_ms,
    .min = 0,
