@@ -161,6 +161,13 @@ run "fdatasync and SQLite commit in /tmp, each after 200 ms idle" \
 run "takeover: $samples holders killed" \
   "$bin/fencelock_loader" takeover "${target_args[@]}" "${server_args[@]}" \
   --samples "$samples" --ttl-ms 200
+# Beside it, the same takeover without the durable write (the memory store): what the expiry's
+# timer, the thread wake-ups and the loopback hops cost on their own on this machine.
+if [[ -z "$url" && " ${server_args[*]} " != *" --server-arg=--store"* ]]; then
+  run "takeover without the durable write (memory store): $samples holders killed" \
+    "$bin/fencelock_loader" takeover "${server_args[@]}" --server-arg=--store \
+    --server-arg=memory --samples "$samples" --ttl-ms 200
+fi
 
 # 4. In process against CAF request/response, and the durable single client against bare
 # commits on the same disk: alternating rounds of separate programs.
