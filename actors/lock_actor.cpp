@@ -393,11 +393,14 @@ void release_lease(self_ptr self, const release_request& req, lease_end_cause ca
         refuse_not_current(self, owner, token, rp);
         return;
       }
-      rp.deliver(true);
       forget_ended(self, x->released.lease, cause);
+      // The next holder hears first: the lock is idle until its grant arrives, while the
+      // releaser's answer ends nothing it still waits on.
       if (x->grant_failed)
-        return front_answered(self, next, std::move(x->grant_failed));
-      front_answered(self, next, std::move(x->granted));
+        front_answered(self, next, std::move(x->grant_failed));
+      else
+        front_answered(self, next, std::move(x->granted));
+      rp.deliver(true);
     });
 }
 

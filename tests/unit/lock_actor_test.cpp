@@ -198,6 +198,24 @@ TEST_CASE("a release hands the lock to the next waiter in one durable write", "[
   CHECK(rec.last_token == b->value()->token);
 }
 
+TEST_CASE("a hand-off answers the next holder before the releaser", "[actors]") {
+  actor_fixture f;
+  auto a = f.acquire("a", "alice", 1000)->value().value();
+  auto b = f.acquire("a", "bob", 1000, 5000);
+  REQUIRE_FALSE(b->has_value());
+  // The lock is idle until bob hears of his grant; alice's answer ends nothing she waits on.
+  auto released = f.ask<bool, caf::message_priority::high>(
+    f.registry, release_atom_v, release_request{"a", "alice", a.token});
+  while (!b->has_value() && !released->has_value() && f.sched.has_job())
+    f.sched.run_once();
+  REQUIRE(b->has_value());
+  CHECK(b->value()->owner == "bob");
+  CHECK_FALSE(released->has_value());
+  f.run();
+  REQUIRE(released->has_value());
+  CHECK(released->value().value());
+}
+
 TEST_CASE("a hand-over that cannot be written leaves the holder and its waiters", "[actors]") {
   auto faulty = std::make_shared<faulty_store>(std::make_shared<memory_store>());
   actor_fixture f{faulty, 100, 1000};
