@@ -342,10 +342,13 @@ def render(rows, args):
     jain_min = min((r["jain"] for r in hot), default=None)
     starved = sum(r.get("starved", 0) for r in hot) if hot else None
 
-    # The target's takeover is the server's own store; the memory store's run beside it is the
-    # same path without the durable write.
-    take = [r for r in pick(rows, "takeover") if r.get("store") != "memory"]
-    take_bare = pick(rows, "takeover", store="memory")
+    # The target's takeover is the server's own store. run.sh adds the same path without the
+    # durable write (the memory store) only beside a server it starts on its default store: when
+    # the user chose the store, a memory store's takeover is the target itself.
+    bare_run = not start.get("url") and "--server-arg=--store" not in start.get("command", "")
+    take_all = pick(rows, "takeover")
+    take_bare = [r for r in take_all if bare_run and r.get("store") == "memory"]
+    take = [r for r in take_all if r not in take_bare]
     take_samples = [x for r in take for x in r.get("overshoot_ms", [])]
 
     def nearest(xs, p):
@@ -757,7 +760,7 @@ def render(rows, args):
     if not start.get("url"):
         need["redis"] = bool(red_pair) or any(r.get("scenario") == "redis" for r in skipped)
         need["baseline-http"] = http_b is not None
-        if "--server-arg=--store" not in start.get("command", ""):
+        if bare_run:
             need["takeover without the write"] = bool(take_bare)
         need["server context switches"] = all(r.get("server_switches") is not None
                                                for r in unc if r.get("per_s"))
