@@ -8,8 +8,12 @@
 #include <sys/prctl.h>
 #endif
 
+#include <caf/atom.hpp>
+#include <caf/defaults.hpp>
+#include <caf/scheduler/coordinator.hpp>
 #include <caf/timespan.hpp>
 
+#include "actors/backoff_stealing.hpp"
 #include "fencelock/messages.hpp"
 
 namespace fencelock {
@@ -55,6 +59,12 @@ void apply_actor_settings(caf::actor_system_config& cfg, uint32_t actor_threads)
   // of 4 rounds (median 20.4k -> 23.2k cycles/s), 12 -> 17-24 writes per group commit; the hot
   // lock +12-13 % grants/s; 4 and 32 gained less, 128 nothing.
   cfg.set("scheduler.max-throughput", std::size_t{16});
+  // A 1 ms sleep woke each idle worker a thousand times a second; this scheduler backs it off
+  // while nothing comes (actors/backoff_stealing.hpp). Only in place of CAF's own work
+  // stealing: a program that chose another scheduler (the tests' deterministic one) keeps it.
+  if (caf::get_or(cfg, "scheduler.policy", caf::defaults::scheduler::policy)
+      == caf::atom("stealing"))
+    cfg.load<caf::scheduler::coordinator<backoff_stealing>>();
 }
 
 } // namespace fencelock

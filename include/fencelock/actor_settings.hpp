@@ -14,7 +14,9 @@ namespace fencelock {
 /// Applies fencelock's settings to `cfg`; call before the actor_system exists. Registers the
 /// message types (add_message_types), runs actor_threads_for(`actor_threads`) scheduler
 /// workers, and lets idle workers sleep until work comes instead of polling every 50 µs,
-/// looking for work to steal every millisecond.
+/// looking for work to steal every millisecond while busy and less often the longer nothing
+/// comes (actors/backoff_stealing.hpp). That scheduler replaces CAF's work stealing; set another
+/// `scheduler.policy` before this call to keep it instead.
 void apply_actor_settings(caf::actor_system_config& cfg, uint32_t actor_threads = 0);
 
 /// Sets the calling thread's timer slack to the least (Linux; elsewhere it does nothing); the

@@ -344,6 +344,26 @@ TEST_CASE("serve_runs_its_timers_with_the_least_slack", "[integration]") {
   CHECK(slack == 1);
 }
 
+TEST_CASE("serve_lets_its_threads_sleep_while_idle", "[integration]") {
+  // An idle server's threads wake for their timers (the watchdog's heartbeat, the I/O thread's
+  // housekeeping) and little else: under a hundred times a second in all. CAF workers that looked
+  // for work to steal every millisecond woke over 2,000 times a second on 2 cores, and a thousand
+  // more per core (actors/backoff_stealing.hpp).
+  temp_dir dir;
+  server_process server{dir.str()};
+  lock_client api{server.port()};
+  auto got = require_lease(api.acquire("idle", "i", 30'000, 0));
+  REQUIRE(api.release("idle", "i", got.token).status == 200);
+  std::this_thread::sleep_for(500ms); // past the workers' back-off to their longest sleep
+  auto pid = server.process().pid();
+  auto before = process_context_switches(pid);
+  std::this_thread::sleep_for(1s);
+  auto after = process_context_switches(pid);
+  REQUIRE(before >= 0);
+  REQUIRE(after >= before);
+  CHECK(after - before < 400);
+}
+
 TEST_CASE("serve_allocates_with_the_allocator_it_was_built_with", "[integration]") {
   // jemalloc linked in, not preloaded: the binary as shipped frees across threads without
   // glibc's arena locks (docs/architecture.md, "Memory allocator"); a sanitized build must not

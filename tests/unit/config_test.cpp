@@ -14,8 +14,12 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <caf/actor_system.hpp>
+#include <caf/atom.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
 #include <caf/sec.hpp>
 
+#include "actors/backoff_stealing.hpp"
 #include "config/load.hpp"
 #include "fencelock/actor_settings.hpp"
 #include "fencelock/config.hpp"
@@ -462,4 +466,29 @@ TEST_CASE("actor-threads 0 runs one scheduler worker per core", "[config]") {
   caf::actor_system_config three;
   fencelock::apply_actor_settings(three, 3);
   CHECK(caf::get_or(three, "scheduler.max-threads", std::size_t{0}) == 3u);
+}
+
+TEST_CASE("an idle scheduler worker sleeps longer each time it finds nothing", "[config]") {
+  // From the configured relaxed sleep (1 ms) up to the longest: an idle server's workers wake
+  // about ten times a second, and one that finds work starts again at 1 ms.
+  using std::chrono::milliseconds;
+  caf::timespan longest = fencelock::backoff_stealing::longest_idle_sleep;
+  caf::timespan sleep = milliseconds{1};
+  std::vector<caf::timespan> seen;
+  for (int i = 0; i < 9; ++i)
+    seen.push_back(sleep = fencelock::next_idle_sleep(sleep, longest));
+  CHECK(seen
+        == std::vector<caf::timespan>{milliseconds{2}, milliseconds{4}, milliseconds{8},
+                                      milliseconds{16}, milliseconds{32}, milliseconds{64},
+                                      milliseconds{100}, milliseconds{100}, milliseconds{100}});
+}
+
+TEST_CASE("actor settings keep a scheduler the program chose", "[config]") {
+  // fencelock's scheduler replaces CAF's work stealing only; the tests' deterministic
+  // coordinator stays in place.
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.policy", caf::atom("testing"));
+  fencelock::apply_actor_settings(cfg, 2);
+  caf::actor_system sys{cfg};
+  CHECK(dynamic_cast<caf::scheduler::test_coordinator*>(&sys.scheduler()) != nullptr);
 }
