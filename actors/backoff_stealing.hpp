@@ -52,6 +52,7 @@ public:
     }
     const auto& relaxed = data.strategies[2];
     auto& wait = data.waitdata;
+    const auto longest = std::max(longest_idle_sleep, relaxed.sleep_duration);
     auto sleep = relaxed.sleep_duration;
     for (std::size_t i = 1;; ++i) {
       bool queued = false;
@@ -69,7 +70,7 @@ public:
       if (i % relaxed.steal_interval == 0)
         if (auto job = try_steal(self))
           return job;
-      sleep = next_idle_sleep(sleep, std::max(longest_idle_sleep, relaxed.sleep_duration));
+      sleep = next_idle_sleep(sleep, longest);
     }
   }
 };
