@@ -5,7 +5,8 @@
 // Beast writes one message per async_write, and so one sendmsg per frame: with 64 answers in
 // flight on one socket, the I/O thread spent its time in the kernel's TCP path, once per frame.
 // A session queues its data frames here instead (send_text), already framed; the layer writes
-// whatever is queued by the time the socket is free, so a burst of answers leaves in one write.
+// whatever is queued once the socket is free and the handlers ready to run have run (they may
+// queue more), so a burst of answers leaves in one write.
 //
 //   ws_session ── send_text ──────────────┐
 //   Beast (handshake, ping, pong, close) ──┤ async_write_some: copied, its handler held
@@ -232,8 +233,9 @@ private:
       complete(std::move(w), ec);
     if (keep)
       keep->on_frames_written(ec);
-    if (!ec)
-      flush(std::move(keep));
+    // Not at once: the answers already posted to this thread join what was queued meanwhile.
+    if (!ec && !(queued_.empty() && beast_bytes_.empty()))
+      schedule_flush();
   }
 
   void complete(beast_write w, error_code ec) {

@@ -152,6 +152,23 @@ TEST_CASE("frames queued while a write is in flight go out together in the next"
   CHECK(frames_in(writes[1]) == std::vector<std::string>{"b", "c"});
 }
 
+TEST_CASE("answers ready when a write completes join the frames queued during it",
+          "[unit][ws]") {
+  // Under load the answers reach the I/O thread one by one; writing the moment a write
+  // completes sent two or three frames per sendmsg, each waking the client.
+  asio::io_context io;
+  coalescing_stream<recording_stream> s{recording_stream{io}};
+  s.send_text("a");
+  io.run_one(); // the flush: the write of "a" is in flight, its completion ready to run
+  s.send_text("b");
+  asio::post(io, [&] { s.send_text("c"); }); // an answer that arrived behind the completion
+  io.run();
+  auto& writes = s.next_layer().writes;
+  REQUIRE(writes.size() == 2);
+  CHECK(frames_in(writes[0]) == std::vector<std::string>{"a"});
+  CHECK(frames_in(writes[1]) == std::vector<std::string>{"b", "c"});
+}
+
 TEST_CASE("frame headers carry every payload length", "[unit][ws]") {
   for (std::size_t size : {0, 125, 126, 65535, 65536, 70000}) {
     asio::io_context io;
