@@ -113,7 +113,7 @@ public:
 
   /// Returns whether nothing is queued or being written.
   bool idle() const noexcept {
-    return !writing_ && !flush_posted_ && queued_.empty() && beast_bytes_.empty();
+    return !writing_ && !flush_posted_ && !has_queued();
   }
 
   /// Drops the data frames queued and not yet being written (a close is about to follow).
@@ -189,6 +189,11 @@ private:
     beast_handler handler;
   };
 
+  /// Returns whether anything waits for the next write: data frames or Beast's bytes.
+  bool has_queued() const noexcept {
+    return !queued_.empty() || !beast_bytes_.empty();
+  }
+
   /// Writes what is queued once the handlers ready to run have run (they may queue more).
   void schedule_flush() {
     if (writing_ || flush_posted_ || failed_)
@@ -202,7 +207,7 @@ private:
 
   /// Starts one write of Beast's bytes, then the queued frames, unless one is in flight.
   void flush(std::shared_ptr<frames_listener> keep) {
-    if (writing_ || failed_ || (queued_.empty() && beast_bytes_.empty()))
+    if (writing_ || failed_ || !has_queued())
       return;
     writing_ = true;
     // The data frames queued so far, then Beast's: each is whole, so they fall between frames.
@@ -234,7 +239,7 @@ private:
     if (keep)
       keep->on_frames_written(ec);
     // Not at once: the answers already posted to this thread join what was queued meanwhile.
-    if (!ec && !(queued_.empty() && beast_bytes_.empty()))
+    if (!ec && has_queued())
       schedule_flush();
   }
 
