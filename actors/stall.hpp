@@ -13,6 +13,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <limits>
+#include <optional>
 
 #include <caf/actor_clock.hpp>
 
@@ -31,8 +33,28 @@ struct stall_settings {
 };
 
 /// The last stall: written by the watchdog, read by every lock's backend.
+///
+/// On waking from a stall, the watchdog's heartbeat and the requests that waited in the kernel
+/// (renewals sent all along, a rival's acquire) become ready together, and a lock's actor may
+/// judge a lease before the watchdog has run. So a reader does not wait for the watchdog to
+/// open the window: a heartbeat overdue by more than the threshold is a stall under way, from
+/// the last heartbeat to now, and protects the same leases the window will once the watchdog
+/// opens it.
 class stall_window {
 public:
+  /// Starts watching at `now` with `settings` (the watchdog, once): from here on, a reader that
+  /// finds the heartbeat overdue (beat) judges a stall under way.
+  void watch(const stall_settings& settings, caf::actor_clock::time_point now) {
+    overdue_ns_.store((settings.heartbeat + settings.threshold).count());
+    grace_ns_.store(settings.grace.count());
+    last_beat_ns_.store(to_ns(now)); // last: a reader that sees a beat sees the settings
+  }
+
+  /// Notes the watchdog's heartbeat at `now`, after it opened the window of any stall it ended.
+  void beat(caf::actor_clock::time_point now) {
+    last_beat_ns_.store(to_ns(now));
+  }
+
   /// Records a stall from `began` to `woke`, whose grace lasts until `grace_until`.
   void open(caf::actor_clock::time_point began, caf::actor_clock::time_point woke,
             caf::actor_clock::time_point grace_until) {
@@ -44,11 +66,15 @@ public:
   }
 
   /// Returns whether a lease with `deadline` still counts as held at `now` only because its
-  /// deadline fell into the last stall and that stall's grace lasts.
+  /// deadline fell into the last stall and that stall's grace lasts, or into a stall under way
+  /// that the watchdog has not seen yet.
   bool protects(caf::actor_clock::time_point deadline,
                 caf::actor_clock::time_point now) const noexcept {
     auto d = to_ns(deadline);
-    return to_ns(now) < grace_until_ns_.load() && d > began_ns_.load() && d <= woke_ns_.load();
+    if (to_ns(now) < grace_until_ns_.load() && d > began_ns_.load() && d <= woke_ns_.load())
+      return true;
+    auto since = unnoticed_stall_since(now);
+    return since && d > *since && d <= to_ns(now);
   }
 
   /// Returns whether a lease with `deadline` counts as held at `now`.
@@ -57,15 +83,32 @@ public:
     return deadline > now || protects(deadline, now);
   }
 
-  /// Returns when the current grace ends (in the past when there is none).
-  caf::actor_clock::time_point grace_until() const noexcept {
-    return from_ns(grace_until_ns_.load());
+  /// Returns when the grace ends, judged at `now` (in the past when there is none): for a stall
+  /// under way, the watchdog's window will give at least `grace` from now.
+  caf::actor_clock::time_point grace_until(caf::actor_clock::time_point now) const noexcept {
+    auto until = grace_until_ns_.load();
+    if (unnoticed_stall_since(now))
+      until = std::max(until, to_ns(now) + grace_ns_.load());
+    return from_ns(until);
   }
 
 private:
+  static constexpr int64_t not_watched = std::numeric_limits<int64_t>::min();
+
+  /// When the last heartbeat was, if the next one is overdue at `now` by a stall.
+  std::optional<int64_t> unnoticed_stall_since(caf::actor_clock::time_point now) const noexcept {
+    auto beat = last_beat_ns_.load();
+    if (beat == not_watched || to_ns(now) - beat <= overdue_ns_.load())
+      return std::nullopt;
+    return beat;
+  }
+
   std::atomic<int64_t> began_ns_{0};
   std::atomic<int64_t> woke_ns_{0};
   std::atomic<int64_t> grace_until_ns_{0};
+  std::atomic<int64_t> last_beat_ns_{not_watched};
+  std::atomic<int64_t> overdue_ns_{0};
+  std::atomic<int64_t> grace_ns_{0};
 };
 
 } // namespace fencelock

@@ -1,11 +1,13 @@
 #include "actors/watchdog.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include <caf/message_priority.hpp>
 
 #include "actors/clock.hpp"
 #include "actors/metrics.hpp"
+#include "common/log.hpp"
 
 namespace fencelock {
 
@@ -38,20 +40,29 @@ void schedule_next(self_ptr self) {
     tick_at(self, *at);
 }
 
-// Notes a stall if the actor was not scheduled for longer than a stall takes, and opens the
-// grace window of a store that judges leases on this process's clock: called before anything
-// is judged after a wake-up.
+// Notes a stall if the actor was not scheduled for longer than a stall takes, opens the grace
+// window of a store that judges leases on this process's clock, and says so in the log and the
+// metrics: called before anything is judged after a wake-up.
 void observe_stall(self_ptr self, caf::actor_clock::time_point now) {
   auto& st = self->state;
   auto gap = now - st.last_beat;
   if (st.stalls.threshold > caf::timespan::zero()
       && gap > st.stalls.heartbeat + st.stalls.threshold) {
-    if (st.window)
+    boost::json::object fields{
+      {"stalled_ms", std::chrono::duration_cast<std::chrono::milliseconds>(gap).count()}};
+    if (st.window) {
       st.window->open(st.last_beat, now, now + st.stalls.grace);
+      fields["grace_ms"] =
+        std::chrono::duration_cast<std::chrono::milliseconds>(st.stalls.grace).count();
+    }
     if (st.metrics)
       st.metrics->stall_detected(st.last_beat, now);
+    log_event(log_level::warn, "process_stalled", fields);
   }
   st.last_beat = now;
+  // After open(): until the beat, readers find the stall under way; after it, in the window.
+  if (st.window)
+    st.window->beat(now);
 }
 
 } // namespace
@@ -70,8 +81,11 @@ watchdog_actor::behavior_type watchdog_impl(self_ptr self,
   init.last_beat = self->clock().now();
   // Stalls are watched with every store: the embedded one needs the grace, and with any store a
   // stall must not read as a slow store.
-  if (init.stalls.threshold > caf::timespan::zero())
+  if (init.stalls.threshold > caf::timespan::zero()) {
+    if (init.window)
+      init.window->watch(init.stalls, init.last_beat);
     self->delayed_send(self, init.stalls.heartbeat, heartbeat_atom_v);
+  }
   return {
     [=](heartbeat_atom) {
       observe_stall(self, self->clock().now());

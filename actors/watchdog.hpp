@@ -52,9 +52,10 @@ struct watchdog_state {
 /// arms a timer earlier than that sends `(arm, tick_ns)` as expiry_schedule::arm says. Each
 /// tick sends at most `pacing.batch` expiries.
 ///
-/// With a `window`, a heartbeat also watches for stalls of the process (actors/stall.hpp) and
-/// opens the window's grace before any expiry goes out after one; stalls are counted in
-/// `stats` (null = not counted).
+/// A heartbeat also watches for stalls of the process (actors/stall.hpp): it opens the grace of
+/// `window` (null = none, as with Redis) before any expiry goes out after one, and beats it so
+/// that readers know of a stall under way before the watchdog has run. Stalls are logged
+/// (`process_stalled`) and counted in `stats` (null = not counted).
 watchdog_actor::behavior_type watchdog_impl(watchdog_actor::stateful_pointer<watchdog_state> self,
                                             std::shared_ptr<expiry_schedule> schedule,
                                             std::shared_ptr<stall_window> window = nullptr,

@@ -6,10 +6,12 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "integration/checks.hpp"
@@ -17,6 +19,7 @@
 #include "support/lock_api.hpp"
 #include "support/poll.hpp"
 #include "support/proc_stats.hpp"
+#include "support/prom_text.hpp"
 #include "support/server_process.hpp"
 #include "support/temp_dir.hpp"
 #include "support/ws_client.hpp"
@@ -416,4 +419,60 @@ TEST_CASE("a read flood is shed and never costs a renewing holder its lease",
   CHECK(reads_ok > 0);
   CHECK(reads_shed > 0); // the flood went past the read budget, and was shed
   CHECK(api.renew("renewed", "holder", held.token).status == 200);
+}
+
+// docs/overload.md, "After a stall of the process": the server itself stands still (SIGSTOP)
+// past a lease's deadline while its holder renews and a rival asks for the lock. Both requests
+// wait in the kernel until the thaw, and may be read before the watchdog's first heartbeat
+// after it: the holder's renewal must still find its lease in the grace, the rival must not be
+// granted it, and the stall must be visible in the log and the metrics.
+TEST_CASE("a_frozen_server_lets_its_holder_renew_in_the_grace_and_says_so",
+          "[integration][overload]") {
+  temp_dir dir;
+  // A stall is a heartbeat 1 s late: well above what a sanitizer build lags by itself.
+  server_process server{dir.str(), {"--stall-threshold-ms", "1000", "--stall-grace-ms", "10000"}};
+  lock_client holder{server.port(), {.timeout = 30s, .keep_alive = true}};
+  lock_client rival{server.port(), {.timeout = 30s, .keep_alive = true}};
+  auto held = lease_view::from(holder.acquire("frozen", "holder", 1500));
+  REQUIRE(held);
+
+  REQUIRE(server.sigstop());
+  std::optional<http_result> renewal, rival_acquire;
+  {
+    std::jthread renewing{[&] {
+      renewal = holder.http().try_request(
+        "POST", "/v1/locks/frozen/renew",
+        json::serialize(json::object{{"owner", "holder"}, {"token", held->token}}));
+    }};
+    std::jthread competing{[&] { rival_acquire = rival.try_acquire("frozen", "rival", 1500); }};
+    std::this_thread::sleep_for(3s); // past the lease's deadline and the stall threshold
+    server.sigcont();
+  }
+  REQUIRE(renewal);
+  REQUIRE(rival_acquire);
+  REQUIRE(*renewal);
+  REQUIRE(*rival_acquire);
+  INFO("renewal: " << renewal->response.describe() << "; rival: "
+                   << rival_acquire->response.describe());
+  CHECK(renewal->response.status == 200);
+  // Not granted: the lease is held in its grace (409), or the acquire was shed because the
+  // network loop, stopped too, read as lagging (503; docs/overload.md).
+  CHECK((rival_acquire->response.status == 409 || rival_acquire->response.status == 503));
+  CHECK(holder.status_of("frozen").owner == "holder");
+
+  // The freeze in the log (a slow build may log a shorter stall of its own first).
+  auto stalled = server.wait_for_line(
+    [](std::string_view l) {
+      if (l.find(R"("event":"process_stalled")") == l.npos)
+        return false;
+      auto v = json::parse(l);
+      return json_i64(v, "stalled_ms").value_or(0) >= 2500;
+    },
+    10s);
+  REQUIRE(stalled);
+  auto line = json::parse(*stalled);
+  CHECK(json_str(line, "level") == "warn");
+  CHECK(json_i64(line, "grace_ms") == 10000);
+  auto scrape = holder.http().request("GET", "/metrics").body;
+  CHECK(sample(scrape, "fencelock_stalls_total") >= 1.0);
 }

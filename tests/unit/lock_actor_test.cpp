@@ -611,6 +611,34 @@ TEST_CASE("after a stall of the process, holders get a grace window to renew", "
   (void)ended;
 }
 
+TEST_CASE("a renewal judged before the watchdog noticed the stall finds its lease in grace",
+          "[actors]") {
+  actor_fixture f{nullptr, 100, 10, true};
+  auto held = f.acquire("a", "alice", 1000)->value().value();
+  pass_time(f, 500);
+  // The process stands still for ten seconds. On waking, the holder's renewal and a rival's
+  // acquire, sent during the stall, reach the lock before the watchdog's heartbeat runs: the
+  // clock moves without firing a timer, and only the messages already queued are processed.
+  f.sched.clock().current_time += std::chrono::seconds{10};
+  auto rival =
+    f.ask<lease>(f.registry, acquire_atom_v, acquire_request{"a", "mallory", 1000, 0, 7});
+  f.sched.run();
+  auto renewal = f.ask<lease, caf::message_priority::high>(
+    f.registry, renew_atom_v, renew_request{"a", "alice", held.token, 1000});
+  f.sched.run();
+  REQUIRE(rival->has_value());
+  CHECK(code_of(rival) == errc::lock_held);
+  REQUIRE(renewal->has_value());
+  REQUIRE(renewal->value());
+  CHECK(renewal->value()->token == held.token);
+
+  f.run(); // the heartbeat: the watchdog opens the window; the renewed lease runs on
+  pass_time(f, 900);
+  CHECK(f.status("a").owner == "alice");
+  pass_time(f, 200); // its renewal ran out, and nothing else kept it
+  CHECK_FALSE(f.status("a").held);
+}
+
 TEST_CASE("a waiter granted when a stall's grace ends gets its whole lease", "[actors]") {
   actor_fixture f{nullptr, 100, 10, true};
   f.acquire("a", "alice", 1000)->value().value();

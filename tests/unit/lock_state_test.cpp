@@ -199,6 +199,33 @@ TEST_CASE("a stall protects only the leases whose deadlines fell into it", "[loc
   CHECK_FALSE(before.alive(at(4000), &stalls));
 }
 
+TEST_CASE("a heartbeat overdue by a stall protects as the window will once opened",
+          "[lock_record]") {
+  stall_window stalls;
+  lock_record in_stall;
+  in_stall.holder = held_by("alice", 3, 1000);
+  CHECK_FALSE(in_stall.alive(at(5000), &stalls)); // not watched: no stall is ever assumed
+  // Heartbeat 250 ms, a heartbeat 2 s late is a stall, 5 s of grace; the last beat at 500 ms.
+  stalls.watch(stall_settings{}, at(0));
+  stalls.beat(at(500));
+  CHECK_FALSE(in_stall.alive(at(2750), &stalls)); // late, but not by a stall
+  // At 3000 ms the next beat is overdue by a stall the watchdog has not seen yet.
+  CHECK(in_stall.alive(at(3000), &stalls));
+  CHECK(stalls.grace_until(at(3000)) == at(8000));
+  lock_record before;
+  before.holder = held_by("carol", 5, 400); // ended before the last beat: never revived
+  CHECK_FALSE(before.alive(at(3000), &stalls));
+  // The watchdog wakes at 3100: it opens the window, then beats.
+  stalls.open(at(500), at(3100), at(8100));
+  stalls.beat(at(3100));
+  CHECK(in_stall.alive(at(8000), &stalls));
+  CHECK_FALSE(in_stall.alive(at(8100), &stalls)); // the grace is over
+  CHECK(stalls.grace_until(at(4000)) == at(8100));
+  lock_record after;
+  after.holder = held_by("bob", 4, 3200); // due after the wake-up: ends at its deadline
+  CHECK_FALSE(after.alive(at(3200), &stalls));
+}
+
 TEST_CASE("lock_record round-trips through the store", "[lock_record]") {
   clock_mapping clock{1'000'000, 0};
   lock_record rec;

@@ -114,7 +114,7 @@ public:
       auto lives = *rec_.holder;
       if (lives.deadline <= now) {
         // Its deadline fell into a stall of ours: the holder gets the grace to renew first.
-        lives.deadline = env_->stalls->grace_until();
+        lives.deadline = env_->stalls->grace_until(now);
         if (env_->reporter)
           env_->reporter->expiry_deferred();
       }
