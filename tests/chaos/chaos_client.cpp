@@ -197,8 +197,10 @@ private:
     return o;
   }
 
-  // Fills "res"/"code" from a lock-service answer: `ok_res` for a 200.
-  static void outcome(json::object& o, const http_result& r, std::string_view ok_res) {
+  // Fills "res"/"code" from a lock-service answer: `ok_res` for a 200; "inst", the instance
+  // that server() picked for the request.
+  void outcome(json::object& o, const http_result& r, std::string_view ok_res) const {
+    o["inst"] = server_index_;
     if (!r) {
       o["res"] = "error";
       o["code"] = "transport";
@@ -220,7 +222,8 @@ private:
   }
 
   http_client& server() {
-    return *servers_[static_cast<size_t>(uniform(0, static_cast<int64_t>(servers_.size()) - 1))];
+    server_index_ = uniform(0, static_cast<int64_t>(servers_.size()) - 1);
+    return *servers_[static_cast<size_t>(server_index_)];
   }
 
   std::string path(std::string_view op) const {
@@ -486,6 +489,7 @@ private:
   std::mt19937_64 rng_;
   fencelock::chaos::history_writer out_;
   std::vector<std::unique_ptr<http_client>> servers_;
+  int64_t server_index_ = 0; // of the last server() picked
   std::unique_ptr<http_client> store_;
   command_reader cmds_;
   bool armed_ = false;

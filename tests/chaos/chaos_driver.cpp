@@ -19,16 +19,16 @@
 //
 // Stores and faults:
 //   embedded: one instance on a data dir. Faults: a client frozen past its lease (at a random
-//     moment, or right before a write: its stale write must be rejected), kill -9 and restart of
-//     the instance on the same port and data dir, and a full disk: the server runs with the
-//     LD_PRELOAD shim disk_full_shim.cpp, which fails every write to a regular file with ENOSPC
-//     while a flag file exists (its name is in CHAOS_DISK_FULL_FLAG, not a FENCELOCK_ variable:
-//     the server refuses unknown ones).
+//     moment, or right before a write: its stale write must be rejected), the instance frozen
+//     (SIGSTOP for 1-4 s), kill -9 and restart of the instance on the same port and data dir,
+//     and a full disk: the server runs with the LD_PRELOAD shim disk_full_shim.cpp, which fails
+//     every write to a regular file with ENOSPC while a flag file exists (its name is in
+//     CHAOS_DISK_FULL_FLAG, not a FENCELOCK_ variable: the server refuses unknown ones).
 //   redis: two instances on one redis-server with AOF and appendfsync always (docs/redis.md).
-//     Faults: frozen clients as above, kill -9 and restart of an instance, kill -9 of
-//     redis-server and a restart from its AOF, kill -9 and a restart with its files deleted
-//     (empty: leases are lost by design, tokens must still rise), and a redis-server frozen with
-//     SIGSTOP for a few seconds.
+//     Faults: frozen clients and instances as above, kill -9 and restart of an instance, kill -9
+//     of redis-server and a restart from its AOF, kill -9 and a restart with its files deleted
+//     (empty: leases are lost by design, tokens must still rise), and a redis-server frozen
+//     with SIGSTOP for a few seconds.
 //   Around every crash the driver holds a lease of its own and releases another; after the
 //   restart it probes the status of those and of every client lock, then renews its lease.
 //
@@ -318,7 +318,7 @@ public:
 
 private:
   std::vector<std::string> fault_kinds() const {
-    std::vector<std::string> kinds{"client_pause", "client_pause_targeted"};
+    std::vector<std::string> kinds{"client_pause", "client_pause_targeted", "instance_pause"};
     if (redis_) {
       kinds.insert(kinds.end(),
                    {"instance_kill", "redis_kill_aof", "redis_kill_empty", "redis_pause"});
@@ -349,6 +349,8 @@ private:
       pause_client_before_write();
     else if (kind == "instance_kill")
       kill_instance();
+    else if (kind == "instance_pause")
+      pause_instance();
     else if (kind == "redis_kill_aof")
       kill_redis(false);
     else if (kind == "redis_kill_empty")
@@ -434,6 +436,24 @@ private:
                  {"dead", dead}, {"t1", mono_ns()}});
     write_pids();
     after_restart(inst, s);
+  }
+
+  // SIGSTOP of an instance, longer than the longest client TTL and sometimes past the stall
+  // threshold (2 s; docs/overload.md): the server itself stands still, as in a GC pause or a
+  // stopped VM. Its clients' requests wait and come back late, after their local deadlines;
+  // the embedded store gives the leases that ran out meanwhile their stall grace.
+  void pause_instance() {
+    auto& inst = instances_[static_cast<size_t>(
+      uniform(0, static_cast<int64_t>(instances_.size()) - 1))];
+    auto ms = uniform(1000, 4000);
+    if (!inst.proc->stop())
+      throw std::runtime_error("instance " + std::to_string(inst.index) + " did not stop");
+    auto t0 = mono_ns();
+    sleep_ms(ms);
+    auto t1 = mono_ns();
+    inst.proc->resume();
+    log_.append({{"op", "fault"}, {"kind", "instance_pause"}, {"inst", inst.index}, {"t0", t0},
+                 {"t1", t1}});
   }
 
   // kill -9 of redis-server; a restart from its AOF, or with its files deleted (empty).

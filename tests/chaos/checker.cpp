@@ -265,6 +265,8 @@ private:
          << (e.highest != 0 ? " highest=" + std::to_string(e.highest) : "");
     if (e.op == "probe")
       os << " held=" << (e.held ? "yes" : "no") << " last_token=" << e.last_token;
+    if (e.op != "fault" && e.inst >= 0)
+      os << " via instance-" << e.inst;
     if (e.op == "fault") {
       if (e.client >= 0)
         os << " client-" << e.client;
@@ -557,6 +559,9 @@ private:
   }
 
   // 4. Nothing acknowledged by a request that lived entirely inside an outage of the store.
+  // Counts too the requests that a frozen instance held up: sent to it before its thaw and
+  // answered after it. Those may succeed (the instance was not cut off from its store); the
+  // other checks judge what came of them, the count shows that the freeze had some to judge.
   void check_outages() {
     struct window {
       const event* fault;
@@ -574,6 +579,11 @@ private:
         continue;
       bool acked = (e.op == "acquire" && e.res == "granted")
                    || ((e.op == "renew" || e.op == "release") && e.res == "ok");
+      for (const auto* f : faults_)
+        if (f->kind == "instance_pause" && e.inst == f->inst && e.t0 < f->t1 && e.t1 > f->t1) {
+          ++held_by_freeze_;
+          held_by_freeze_acked_ += acked;
+        }
       for (const auto& w : ws) {
         if (e.t0 < w.from || e.t1 > w.to)
           continue;
@@ -694,7 +704,10 @@ private:
        << late_frozen_ << "), rejected as stale: " << late_rejected_ << "; targeted pauses: " << targeted_pauses_
        << ", stale writes owed a rejection: " << stale_after_pause_checked_ << ", rejected: "
        << stale_after_pause_rejected_ << "\n  requests sent and answered within an outage of the "
-       << "store (each must fail): " << inside_outages_ << "\n  status probes after restarts: " << probes_
+       << "store (each must fail): " << inside_outages_
+       << "\n  requests a frozen instance held up and answered after its thaw: " << held_by_freeze_
+       << " (acknowledged: " << held_by_freeze_acked_ << ")"
+       << "\n  status probes after restarts: " << probes_
        << ", acknowledged leases they had to show held: " << probe_owed_held_
        << ", acknowledged releases they had to show released: " << probe_owed_released_
        << "\n  lease_lost answers or library losses for leases an empty Redis forgot: "
@@ -733,7 +746,7 @@ private:
   size_t ended_early_by_clock_ = 0;
   int64_t most_early_by_clock_ = 0;
   size_t violations_ = 0, unreadable_ = 0, exempt_ = 0, late_writes_ = 0, late_rejected_ = 0;
-  size_t late_frozen_ = 0, inside_outages_ = 0;
+  size_t late_frozen_ = 0, inside_outages_ = 0, held_by_freeze_ = 0, held_by_freeze_acked_ = 0;
   size_t targeted_pauses_ = 0, stale_after_pause_checked_ = 0, stale_after_pause_rejected_ = 0;
   size_t probes_ = 0, probe_owed_held_ = 0, probe_owed_released_ = 0, lost_by_design_ = 0;
 };

@@ -136,6 +136,42 @@ TEST_CASE("chaos_checker_catches_a_grant_while_the_store_was_unreachable", "[cha
   h.check_fails_with("fail-closed");
 }
 
+TEST_CASE("chaos_checker_counts_the_requests_a_frozen_instance_held_up", "[chaos]") {
+  history h{"redis"};
+  h.two_turns();
+  // Instance 0 frozen from 2000 to 4000. Sent before the thaw and answered after it: through
+  // instance 0 (counted; one acknowledged), through instance 1 (not), and one answered before.
+  h.add("driver", {{"op", "fault"}, {"kind", "instance_pause"}, {"inst", 0},
+                   {"t0", base + 2000 * ms}, {"t1", base + 4000 * ms}});
+  auto sent = [&](int c, const char* owner, int inst, const char* res, int64_t t0, int64_t t1) {
+    h.add("client-" + std::to_string(c),
+          {{"op", "acquire"}, {"c", c}, {"lock", "m"}, {"owner", owner}, {"res", res},
+           {"code", "lock_held"}, {"inst", inst}, {"t0", base + t0 * ms}, {"t1", base + t1 * ms}});
+  };
+  sent(0, "c0-1", 0, "held", 1900, 4010);
+  sent(1, "c1-1", 0, "held", 2500, 4020);
+  sent(2, "c2-1", 1, "held", 2500, 4020);
+  sent(3, "c3-1", 0, "held", 1500, 1600);
+  h.grant(0, "n", "c0-2", 12, 2100, 4030, 1000); // no instance recorded: a library client
+  h.add("client-1", {{"op", "renew"}, {"c", 1}, {"lock", "l"}, {"owner", "c1-0"},
+                     {"token", 11}, {"res", "lost"}, {"code", "lease_lost"}, {"inst", 0},
+                     {"t0", base + 3000 * ms}, {"t1", base + 4100 * ms}});
+  auto r = check_history(h.dir.path());
+  INFO(r.report);
+  CHECK(r.violations == 0);
+  CHECK(r.report.find("held up and answered after its thaw: 3 (acknowledged: 0)")
+        != std::string::npos);
+  // An acknowledged one counts as such.
+  h.add("client-4", {{"op", "release"}, {"c", 4}, {"lock", "m"}, {"owner", "c4-0"},
+                     {"token", 13}, {"res", "ok"}, {"inst", 0}, {"t0", base + 3000 * ms},
+                     {"t1", base + 4100 * ms}});
+  r = check_history(h.dir.path());
+  INFO(r.report);
+  CHECK(r.violations == 0);
+  CHECK(r.report.find("held up and answered after its thaw: 4 (acknowledged: 1)")
+        != std::string::npos);
+}
+
 TEST_CASE("chaos_checker_catches_a_lease_lost_before_its_deadline", "[chaos]") {
   history h;
   h.two_turns();
