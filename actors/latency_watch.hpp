@@ -28,6 +28,8 @@ public:
     std::lock_guard<std::mutex> guard{mutex_};
     if (now - elapsed < stall_end_ && now > stall_begin_)
       return; // it waited on our own stall
+    if (overdue_ > clock::duration::zero() && now - last_beat_ > overdue_)
+      return; // it finished in a stall under way, which the watchdog has not seen yet
     auto x = std::chrono::duration<double, std::milli>(elapsed).count();
     average_ms_ = has_sample_ ? (1 - weight) * faded(now) + weight * x : x;
     has_sample_ = true;
@@ -39,6 +41,15 @@ public:
     std::lock_guard<std::mutex> guard{mutex_};
     stall_begin_ = began;
     stall_end_ = woke;
+  }
+
+  /// Notes the watchdog's heartbeat at `now`: until the next, a round trip that finishes more
+  /// than `overdue` after it finished in a stall under way (the write and the heartbeat were
+  /// ready together on waking, and the write came first) and is left out too. Thread-safe.
+  void beat(clock::time_point now, clock::duration overdue) {
+    std::lock_guard<std::mutex> guard{mutex_};
+    last_beat_ = now;
+    overdue_ = overdue;
   }
 
   /// Returns the average in ms at `now` (faded since the last sample), or 0 when the last
@@ -64,6 +75,8 @@ private:
   clock::time_point last_;
   clock::time_point stall_begin_;
   clock::time_point stall_end_;
+  clock::time_point last_beat_;
+  clock::duration overdue_{}; // zero: no heartbeat yet
 };
 
 } // namespace fencelock

@@ -200,6 +200,11 @@ void metrics::stall_detected(std::chrono::steady_clock::time_point began,
   store_latency_.stalled(began, woke);
 }
 
+void metrics::heartbeat(std::chrono::steady_clock::duration overdue) {
+  // This process's clock, as record_store_write's: the actor clock of a test may be another.
+  store_latency_.beat(std::chrono::steady_clock::now(), overdue);
+}
+
 void metrics::expiry_deferred() {
   deferred_expiries_.Increment();
 }

@@ -82,6 +82,10 @@ public:
   void stall_detected(std::chrono::steady_clock::time_point began,
                       std::chrono::steady_clock::time_point woke);
 
+  /// Notes the watchdog's heartbeat, which comes every `overdue` at the latest unless the
+  /// process stalls: store writes that finish later than that after it are not slow ones either.
+  void heartbeat(std::chrono::steady_clock::duration overdue);
+
   /// Counts an expiry put off because its deadline fell into a stall's grace.
   void expiry_deferred();
 

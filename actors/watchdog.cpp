@@ -60,9 +60,13 @@ void observe_stall(self_ptr self, caf::actor_clock::time_point now) {
     log_event(log_level::warn, "process_stalled", fields);
   }
   st.last_beat = now;
+  if (st.stalls.threshold <= caf::timespan::zero())
+    return;
   // After open(): until the beat, readers find the stall under way; after it, in the window.
   if (st.window)
     st.window->beat(now);
+  if (st.metrics)
+    st.metrics->heartbeat(st.stalls.heartbeat + st.stalls.threshold);
 }
 
 } // namespace

@@ -64,3 +64,22 @@ TEST_CASE("a round trip that overlapped a stall of the process is not a slow sto
   w.add(1000ms, t0 + 4000ms); // sent at t0 + 3 s
   CHECK(w.average_ms(t0 + 4000ms, 5s) > 100.0);
 }
+
+TEST_CASE("a round trip that finished in a stall the watchdog has not seen yet is not a slow "
+          "store",
+          "[unit][overload]") {
+  latency_watch w;
+  auto t0 = latency_watch::clock::time_point{} + 1h;
+  // Heartbeats every 250 ms; one 2 s late is a stall.
+  w.beat(t0, 2250ms);
+  w.add(2ms, t0 + 100ms);
+  // The process stands still from t0 + 200 ms to t0 + 3 s. On waking, a write in flight across
+  // it finishes before the watchdog has run.
+  w.add(2850ms, t0 + 3000ms);
+  CHECK(w.average_ms(t0 + 3000ms, 5s) < 1.0);
+  // The watchdog runs: it records the stall and beats again. A slow write after that counts.
+  w.stalled(t0, t0 + 3010ms);
+  w.beat(t0 + 3010ms, 2250ms);
+  w.add(1000ms, t0 + 4500ms); // sent at t0 + 3.5 s
+  CHECK(w.average_ms(t0 + 4500ms, 5s) > 100.0);
+}
