@@ -30,6 +30,11 @@ struct stall_settings {
   caf::timespan threshold = std::chrono::seconds{2};
   /// How long after the wake-up the leases that ended in the stall still count as held.
   caf::timespan grace = std::chrono::seconds{5};
+
+  /// How long after a heartbeat the next one is late by a stall.
+  caf::timespan overdue() const noexcept {
+    return heartbeat + threshold;
+  }
 };
 
 /// The last stall: written by the watchdog, read by every lock's backend.
@@ -45,7 +50,7 @@ public:
   /// Starts watching at `now` with `settings` (the watchdog, once): from here on, a reader that
   /// finds the heartbeat overdue (beat) judges a stall under way.
   void watch(const stall_settings& settings, caf::actor_clock::time_point now) {
-    overdue_ns_.store((settings.heartbeat + settings.threshold).count());
+    overdue_ns_.store(settings.overdue().count());
     grace_ns_.store(settings.grace.count());
     last_beat_ns_.store(to_ns(now)); // last: a reader that sees a beat sees the settings
   }

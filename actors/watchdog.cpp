@@ -46,8 +46,7 @@ void schedule_next(self_ptr self) {
 void observe_stall(self_ptr self, caf::actor_clock::time_point now) {
   auto& st = self->state;
   auto gap = now - st.last_beat;
-  if (st.stalls.threshold > caf::timespan::zero()
-      && gap > st.stalls.heartbeat + st.stalls.threshold) {
+  if (st.stalls.threshold > caf::timespan::zero() && gap > st.stalls.overdue()) {
     boost::json::object fields{
       {"stalled_ms", std::chrono::duration_cast<std::chrono::milliseconds>(gap).count()}};
     if (st.window) {
@@ -66,7 +65,7 @@ void observe_stall(self_ptr self, caf::actor_clock::time_point now) {
   if (st.window)
     st.window->beat(now);
   if (st.metrics)
-    st.metrics->heartbeat(st.stalls.heartbeat + st.stalls.threshold);
+    st.metrics->heartbeat(st.stalls.overdue());
 }
 
 } // namespace
